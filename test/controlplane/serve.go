@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/component-base/version"
+	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	"github.com/spf13/pflag"
+	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
+)
+
+const adminKubeconfig = "admin.kubeconfig"
+
+// freePort asks the kernel for an unused loopback port. Another process could
+// take it before we bind; serve is retried by its callers in that rare case.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func startEtcd(dir string) (*embed.Etcd, string, error) {
+	clientPort, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	peerPort, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	cfg := embed.NewConfig()
+	cfg.Name = "controlplane"
+	cfg.Dir = filepath.Join(dir, "etcd")
+	cfg.LogLevel = "error"
+	clientURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", clientPort)}
+	peerURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", peerPort)}
+	cfg.ListenClientUrls = []url.URL{clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{clientURL}
+	cfg.ListenPeerUrls = []url.URL{peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{peerURL}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	// Tests create and delete a lot; keep etcd's disk use small.
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = "5m"
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(60 * time.Second):
+		e.Close()
+		return nil, "", fmt.Errorf("etcd did not become ready within 60s")
+	}
+	return e, clientURL.String(), nil
+}
+
+func apiserverArgs(dir, etcdURL string, port int) []string {
+	p := func(name string) string { return filepath.Join(dir, name) }
+	return []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", port),
+		"--tls-cert-file=" + p(servingCertFile),
+		"--tls-private-key-file=" + p(servingKeyFile),
+		"--client-ca-file=" + p(caCertFile),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + p(saPubFile),
+		"--service-account-signing-key-file=" + p(saKeyFile),
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--authorization-mode=RBAC",
+		"--endpoint-reconciler-type=none",
+		"--profiling=false",
+		"--v=0",
+	}
+}
+
+func controllerManagerArgs(kubeconfig string) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		// Owner references and namespace deletion behave as in a cluster; the
+		// service-account controller gives every namespace its "default" account.
+		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller",
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=0",
+		"--concurrent-gc-syncs=5",
+	}
+}
+
+// runControllerManager starts the controllers without kube-controller-manager's
+// cobra command, which would configure process-wide logging a second time
+// (the API server already did) and fail.
+func runControllerManager(ctx context.Context, kubeconfig string) error {
+	s, err := kcmoptions.NewKubeControllerManagerOptions()
+	if err != nil {
+		return err
+	}
+	known, disabled, aliases := kcmapp.KnownControllers(), kcmapp.ControllersDisabledByDefault(), kcmapp.ControllerAliases()
+	named := s.Flags(known, disabled, aliases)
+	s.ParsedFlags = &named
+	fs := pflag.NewFlagSet("kube-controller-manager", pflag.ContinueOnError)
+	for _, f := range named.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	if err := fs.Parse(controllerManagerArgs(kubeconfig)); err != nil {
+		return err
+	}
+	c, err := s.Config(ctx, known, disabled, aliases)
+	if err != nil {
+		return err
+	}
+	return kcmapp.Run(ctx, c.Complete())
+}
+
+// waitReady polls /readyz with the admin credentials until the server answers ok.
+func waitReady(dir, server string, timeout time.Duration) error {
+	caPEM, err := os.ReadFile(filepath.Join(dir, caCertFile))
+	if err != nil {
+		return err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	client := &http.Client{
+		Timeout:   2 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(server + "/readyz")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			// 401/403 also prove the server is serving; /readyz is public by default.
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("API server not ready after %s", timeout)
+}
+
+func serve(dir string, exitOnStdinClose bool) (err error) {
+	ownDir := dir == ""
+	if ownDir {
+		dir, err = os.MkdirTemp("", "neon-controlplane-")
+		if err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	cleanup := func() {
+		if ownDir {
+			_ = os.RemoveAll(dir)
+		}
+	}
+	defer cleanup()
+
+	if err := createPKI(dir); err != nil {
+		return fmt.Errorf("certificates: %w", err)
+	}
+	etcd, etcdURL, err := startEtcd(dir)
+	if err != nil {
+		return fmt.Errorf("etcd: %w", err)
+	}
+	defer etcd.Close()
+
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	server := fmt.Sprintf("https://127.0.0.1:%d", port)
+	if err := os.WriteFile(filepath.Join(dir, serverFile), []byte(server), 0o600); err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(dir, adminKubeconfig)
+	if err := writeUserKubeconfig(dir, server, "admin", []string{"system:masters"}, kubeconfig); err != nil {
+		return err
+	}
+
+	// NewAPIServerCommand installs the process's SIGINT/SIGTERM handler and
+	// shuts the API server down gracefully on the first signal.
+	apiCmd := apiserverapp.NewAPIServerCommand()
+	apiCmd.SetArgs(apiserverArgs(dir, etcdURL, port))
+	apiDone := make(chan error, 1)
+	go func() { apiDone <- apiCmd.Execute() }()
+
+	ready := make(chan error, 1)
+	go func() { ready <- waitReady(dir, server, 120*time.Second) }()
+	select {
+	case err := <-apiDone:
+		return fmt.Errorf("kube-apiserver exited: %v", err)
+	case err := <-ready:
+		if err != nil {
+			return err
+		}
+	}
+
+	go func() {
+		if err := runControllerManager(context.Background(), kubeconfig); err != nil {
+			fmt.Fprintf(os.Stderr, "controlplane: kube-controller-manager exited: %v\n", err)
+		}
+	}()
+
+	line, _ := json.Marshal(map[string]string{
+		"kubeconfig": kubeconfig,
+		"server":     server,
+		"version":    version.Get().GitVersion,
+		"dir":        dir,
+	})
+	fmt.Println(string(line))
+
+	if exitOnStdinClose {
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			// The parent is gone: shut down as if it had sent SIGTERM.
+			_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		}()
+	}
+
+	err = <-apiDone
+	// A second signal during shutdown would make the API server's handler
+	// exit the process at once; take over signals so cleanup still runs.
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() { etcd.Close(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+	}
+	cleanup()
+	if err != nil {
+		return fmt.Errorf("kube-apiserver: %w", err)
+	}
+	return nil
+}

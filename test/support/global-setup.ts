@@ -1,0 +1,48 @@
+// Vitest global setup of the "cluster" project: builds (once, cached) and
+// starts a real control plane, installs the CRDs from crds/, and hands the
+// tests the admin kubeconfig. Teardown stops it even when tests fail.
+import { execFile } from "node:child_process";
+import { mkdir, readdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import type { TestProject } from "vitest/node";
+import { startControlPlane, type ControlPlane } from "../../src/sandbox/controlplane.ts";
+
+const exec = promisify(execFile);
+const repoRoot = resolve(import.meta.dirname, "..", "..");
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    kubeconfig: string;
+    kubectl: string;
+    controlPlaneDir: string;
+    controlPlaneBinary: string;
+  }
+}
+
+let controlPlane: ControlPlane | undefined;
+
+export async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const logDir = join(repoRoot, ".tmp");
+  await mkdir(logDir, { recursive: true });
+  controlPlane = await startControlPlane({ logFile: join(logDir, "controlplane.log") });
+  try {
+    const crdFiles = (await readdir(join(repoRoot, "crds"))).filter((f) => f.endsWith(".yaml"));
+    const kubectl = controlPlane.binaries.kubectl;
+    const env = { ...process.env, KUBECONFIG: controlPlane.kubeconfig };
+    if (crdFiles.length > 0) {
+      await exec(kubectl, ["apply", "--server-side", "-f", join(repoRoot, "crds")], { env });
+      await exec(kubectl, ["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"], { env });
+    }
+    project.provide("kubeconfig", controlPlane.kubeconfig);
+    project.provide("kubectl", kubectl);
+    project.provide("controlPlaneDir", controlPlane.dir);
+    project.provide("controlPlaneBinary", controlPlane.binaries.controlplane);
+  } catch (err) {
+    await controlPlane.stop();
+    throw err;
+  }
+  return async () => {
+    await controlPlane?.stop();
+  };
+}
