@@ -1,0 +1,179 @@
+// The emulator's own API, under /emulator (not part of the platform): add
+// projects and branches, simulate a database client connecting, set faults,
+// read the request log and counters, reset the world.
+import type { HTTPMethod } from "find-my-way";
+import { z } from "zod";
+import type { ApiResponse, EndpointViews } from "./api-routes.ts";
+import { connectToEndpoint, findProject } from "./endpoints.ts";
+import { faultsSchema, type Faults } from "./faults.ts";
+import type { BranchRecord } from "./model.ts";
+import { addBranch, addProject } from "./projects.ts";
+import { parseInput } from "./requests.ts";
+import type { RequestLog } from "./request-log.ts";
+import { seedSchema } from "./seed.ts";
+import { formatTimestamp } from "./timestamps.ts";
+import { endpointView, operationView, projectView } from "./views.ts";
+import type { World } from "./world.ts";
+
+export const adminPrefix = "/emulator";
+
+export interface AdminTarget {
+  /** Replaced on reset. */
+  world: World;
+  views: EndpointViews;
+  readonly faults: Faults;
+  readonly requestLog: RequestLog;
+  /** Back to the seeded world; faults, log, counters and rate budgets cleared; the bootstrap key kept. */
+  reset(): void;
+}
+
+export interface AdminContext {
+  target: AdminTarget;
+  params: Record<string, string | undefined>;
+  query: URLSearchParams;
+  body: unknown;
+  now: number;
+}
+
+export interface AdminRoute {
+  method: HTTPMethod;
+  path: string;
+  handle(ctx: AdminContext): ApiResponse;
+}
+
+const projectBody = seedSchema.shape.projects.unwrap().element;
+const branchBody = projectBody.shape.branches.unwrap().element;
+
+const branchView = (b: BranchRecord) => ({
+  id: b.id,
+  project_id: b.projectId,
+  name: b.name,
+  ...(b.parentId === undefined ? {} : { parent_id: b.parentId }),
+  primary: b.primary,
+  created_at: formatTimestamp(b.createdAt),
+});
+
+export const adminRoutes: AdminRoute[] = [
+  {
+    method: "POST",
+    path: "/projects",
+    handle(ctx) {
+      const { world } = ctx.target;
+      const added = addProject(world, parseInput(projectBody, ctx.body ?? {}), ctx.now, { seeded: false });
+      return {
+        status: 201,
+        body: {
+          project: projectView(added.project, world.user),
+          branches: added.branches.map(branchView),
+          endpoint: endpointView(added.endpoint, added.project, { pendingState: true }),
+          operations: added.operations.map((op) => operationView(op, ctx.now)),
+        },
+      };
+    },
+  },
+  {
+    method: "GET",
+    path: "/projects/:project_id/branches",
+    handle(ctx) {
+      const project = findProject(ctx.target.world, ctx.params["project_id"] ?? "");
+      const branches = [...ctx.target.world.branches.values()].filter((b) => b.projectId === project.id);
+      return { status: 200, body: { branches: branches.map(branchView) } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/projects/:project_id/branches",
+    handle(ctx) {
+      const { branch, operations } = addBranch(
+        ctx.target.world,
+        ctx.params["project_id"] ?? "",
+        parseInput(branchBody, ctx.body ?? {}),
+        ctx.now,
+        { seeded: false },
+      );
+      return {
+        status: 201,
+        body: { branch: branchView(branch), operations: operations.map((op) => operationView(op, ctx.now)) },
+      };
+    },
+  },
+  {
+    method: "POST",
+    path: "/endpoints/:endpoint_id/connect",
+    handle(ctx) {
+      const { world } = ctx.target;
+      const { endpoint, operations } = connectToEndpoint(world, ctx.params["endpoint_id"] ?? "", ctx.now);
+      return {
+        status: 200,
+        body: {
+          endpoint: endpointView(endpoint, findProject(world, endpoint.projectId), { pendingState: true }),
+          operations: operations.map((op) => operationView(op, ctx.now)),
+        },
+      };
+    },
+  },
+  { method: "GET", path: "/faults", handle: (ctx) => ({ status: 200, body: ctx.target.faults.current }) },
+  {
+    method: "PUT",
+    path: "/faults",
+    handle(ctx) {
+      ctx.target.faults.set(parseInput(faultsSchema, ctx.body ?? {}));
+      return { status: 200, body: ctx.target.faults.current };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/faults",
+    handle(ctx) {
+      ctx.target.faults.clear();
+      return { status: 200, body: ctx.target.faults.current };
+    },
+  },
+  {
+    method: "GET",
+    path: "/requests",
+    handle(ctx) {
+      const { limit } = parseInput(
+        z.object({ limit: z.coerce.number().int().min(1).max(100_000).optional() }),
+        Object.fromEntries(ctx.query),
+      );
+      return { status: 200, body: { requests: ctx.target.requestLog.latest(limit) } };
+    },
+  },
+  {
+    method: "GET",
+    path: "/counters",
+    handle: (ctx) => ({ status: 200, body: ctx.target.requestLog.counters() }),
+  },
+  {
+    // The emulator's own footprint: for benchmarks that check memory stays flat.
+    method: "GET",
+    path: "/stats",
+    handle(ctx) {
+      const { world } = ctx.target;
+      // Under --expose-gc, measure live memory rather than garbage not yet collected.
+      (globalThis as { gc?: () => void }).gc?.();
+      const memory = process.memoryUsage();
+      const cpu = process.cpuUsage();
+      return {
+        status: 200,
+        body: {
+          projects: world.projects.size,
+          endpoints: world.endpoints.size,
+          operations_retained: world.operations.size,
+          operations_created: world.operationsCreated,
+          memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
+          cpu: { user_ms: Math.round(cpu.user / 1000), system_ms: Math.round(cpu.system / 1000) },
+        },
+      };
+    },
+  },
+  {
+    method: "POST",
+    path: "/reset",
+    handle(ctx) {
+      ctx.target.reset();
+      return { status: 200, body: {} };
+    },
+  },
+];

@@ -1,0 +1,281 @@
+// The platform API's routes under /api/v2: each turns a request into a change
+// of the world and the response the platform would give.
+import type { HTTPMethod } from "find-my-way";
+import { createApiKey, listApiKeys, revokeApiKey } from "./api-keys.ts";
+import {
+  createEndpoint,
+  deleteEndpoint,
+  findEndpoint,
+  findProject,
+  restartEndpoint,
+  startEndpoint,
+  suspendEndpoint,
+  updateEndpoint,
+  type EndpointChange,
+} from "./endpoints.ts";
+import { notFound } from "./errors.ts";
+import type { EndpointRecord } from "./model.ts";
+import { getOperation, listOperations } from "./operations.ts";
+import { listProjects } from "./projects.ts";
+import {
+  createApiKeyBody,
+  createEndpointBody,
+  listOperationsQuery,
+  listProjectsQuery,
+  parseInput,
+  updateEndpointBody,
+} from "./requests.ts";
+import { formatTimestamp } from "./timestamps.ts";
+import { apiKeyListView, apiKeyRevokeView, endpointView, operationView, projectView } from "./views.ts";
+import type { World } from "./world.ts";
+
+export interface ApiContext {
+  world: World;
+  views: EndpointViews;
+  params: Record<string, string | undefined>;
+  query: URLSearchParams;
+  body: unknown;
+  now: number;
+}
+
+/** A response body already serialised (`json`), or a value to serialise (`body`). */
+export type ApiResponse = { status: number; body: unknown } | { status: number; json: string | Buffer };
+
+export interface ApiRoute {
+  method: HTTPMethod;
+  path: string;
+  handle(ctx: ApiContext): ApiResponse;
+}
+
+/**
+ * Serialised endpoints, reused until the world changes: listing a project's
+ * endpoints is the hottest read and would otherwise rebuild every object.
+ */
+export class EndpointViews {
+  private readonly world: World;
+  private readonly endpoints = new Map<string, string>();
+  private readonly lists = new Map<string, Buffer>();
+  private version = -1;
+
+  constructor(world: World) {
+    this.world = world;
+  }
+
+  json(endpoint: EndpointRecord): string {
+    this.expire();
+    let json = this.endpoints.get(endpoint.id);
+    if (json === undefined) {
+      json = JSON.stringify(endpointView(endpoint, findProject(this.world, endpoint.projectId)));
+      this.endpoints.set(endpoint.id, json);
+    }
+    return json;
+  }
+
+  /** The `{"endpoints": [...]}` body, cached under `key` (a project or branch id) until the world changes. */
+  list(key: string, endpoints: () => Iterable<EndpointRecord>): Buffer {
+    this.expire();
+    let body = this.lists.get(key);
+    if (body === undefined) {
+      const parts: string[] = [];
+      for (const e of endpoints()) parts.push(this.json(e));
+      body = Buffer.from(`{"endpoints":[${parts.join(",")}]}`);
+      this.lists.set(key, body);
+    }
+    return body;
+  }
+
+  private expire(): void {
+    if (this.version === this.world.version) return;
+    this.endpoints.clear();
+    this.lists.clear();
+    this.version = this.world.version;
+  }
+}
+
+const param = (ctx: ApiContext, name: string): string => ctx.params[name] ?? "";
+
+function endpointChange(
+  ctx: ApiContext,
+  status: number,
+  change: EndpointChange,
+  { pendingState }: { pendingState: boolean },
+): ApiResponse {
+  const project = findProject(ctx.world, change.endpoint.projectId);
+  return {
+    status,
+    body: {
+      endpoint: endpointView(change.endpoint, project, { pendingState }),
+      operations: change.operations.map((op) => operationView(op, ctx.now)),
+    },
+  };
+}
+
+export const apiRoutes: ApiRoute[] = [
+  {
+    method: "POST",
+    path: "/api_keys",
+    handle(ctx) {
+      const { key_name } = parseInput(createApiKeyBody, ctx.body);
+      const { key, value } = createApiKey(ctx.world, key_name, ctx.now);
+      return {
+        status: 200,
+        body: {
+          id: key.id,
+          key: value,
+          name: key.name,
+          created_at: formatTimestamp(key.createdAt),
+          created_by: ctx.world.user.id,
+        },
+      };
+    },
+  },
+  {
+    method: "GET",
+    path: "/api_keys",
+    handle: (ctx) => ({
+      status: 200,
+      body: listApiKeys(ctx.world).map((k) => apiKeyListView(k, ctx.world.user)),
+    }),
+  },
+  {
+    method: "DELETE",
+    path: "/api_keys/:key_id",
+    handle: (ctx) => ({
+      status: 200,
+      body: apiKeyRevokeView(revokeApiKey(ctx.world, param(ctx, "key_id")), ctx.world.user),
+    }),
+  },
+  {
+    method: "GET",
+    path: "/projects",
+    handle(ctx) {
+      const page = listProjects(ctx.world, parseInput(listProjectsQuery, Object.fromEntries(ctx.query)));
+      return {
+        status: 200,
+        body: {
+          projects: page.projects.map((p) => projectView(p, ctx.world.user)),
+          ...(page.cursor === undefined ? {} : { pagination: { cursor: page.cursor } }),
+          applications: {},
+          integrations: {},
+        },
+      };
+    },
+  },
+  {
+    // Projects other accounts share with this one: none in the emulated world (neonctl lists them too).
+    method: "GET",
+    path: "/projects/shared",
+    handle(ctx) {
+      parseInput(listProjectsQuery, Object.fromEntries(ctx.query));
+      return { status: 200, body: { projects: [] } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/projects/:project_id/endpoints",
+    handle(ctx) {
+      findProject(ctx.world, param(ctx, "project_id"));
+      const { endpoint } = parseInput(createEndpointBody, ctx.body);
+      const change = createEndpoint(ctx.world, param(ctx, "project_id"), endpoint, ctx.now);
+      return endpointChange(ctx, 201, change, { pendingState: true });
+    },
+  },
+  {
+    method: "GET",
+    path: "/projects/:project_id/endpoints",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findProject(ctx.world, projectId);
+      const endpoints = () => ctx.world.endpointsByProject.get(projectId)?.values() ?? [];
+      return { status: 200, json: ctx.views.list(projectId, endpoints) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/projects/:project_id/endpoints/:endpoint_id",
+    handle(ctx) {
+      const endpoint = findEndpoint(ctx.world, param(ctx, "project_id"), param(ctx, "endpoint_id"));
+      return { status: 200, json: `{"endpoint":${ctx.views.json(endpoint)}}` };
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/projects/:project_id/endpoints/:endpoint_id",
+    handle(ctx) {
+      findEndpoint(ctx.world, param(ctx, "project_id"), param(ctx, "endpoint_id"));
+      const { endpoint } = parseInput(updateEndpointBody, ctx.body);
+      const change = updateEndpoint(
+        ctx.world,
+        param(ctx, "project_id"),
+        param(ctx, "endpoint_id"),
+        endpoint,
+        ctx.now,
+      );
+      return endpointChange(ctx, 200, change, { pendingState: true });
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/projects/:project_id/endpoints/:endpoint_id",
+    handle: (ctx) =>
+      endpointChange(
+        ctx,
+        200,
+        deleteEndpoint(ctx.world, param(ctx, "project_id"), param(ctx, "endpoint_id"), ctx.now),
+        { pendingState: false },
+      ),
+  },
+  ...(
+    [
+      ["start", startEndpoint],
+      ["suspend", suspendEndpoint],
+      ["restart", restartEndpoint],
+    ] as const
+  ).map(([verb, act]): ApiRoute => ({
+    method: "POST",
+    path: `/projects/:project_id/endpoints/:endpoint_id/${verb}`,
+    handle: (ctx) =>
+      endpointChange(ctx, 200, act(ctx.world, param(ctx, "project_id"), param(ctx, "endpoint_id"), ctx.now), {
+        pendingState: false,
+      }),
+  })),
+  {
+    method: "GET",
+    path: "/projects/:project_id/branches/:branch_id/endpoints",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findProject(ctx.world, projectId);
+      const branch = ctx.world.branches.get(param(ctx, "branch_id"));
+      if (!branch || branch.projectId !== projectId) throw notFound("branch");
+      return { status: 200, json: ctx.views.list(branch.id, () => ctx.world.endpointsOfBranch(branch.id)) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/projects/:project_id/operations",
+    handle(ctx) {
+      const query = parseInput(listOperationsQuery, Object.fromEntries(ctx.query));
+      const page = listOperations(ctx.world, param(ctx, "project_id"), query, ctx.now);
+      return {
+        status: 200,
+        body: {
+          operations: page.operations.map((op) => operationView(op, ctx.now)),
+          pagination: { cursor: page.cursor },
+        },
+      };
+    },
+  },
+  {
+    method: "GET",
+    path: "/projects/:project_id/operations/:operation_id",
+    handle: (ctx) => ({
+      status: 200,
+      body: {
+        operation: operationView(
+          getOperation(ctx.world, param(ctx, "project_id"), param(ctx, "operation_id")),
+          ctx.now,
+        ),
+      },
+    }),
+  },
+];

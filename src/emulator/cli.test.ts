@@ -1,0 +1,49 @@
+// The emulator command, run as people run it: a process that prints one JSON
+// line, serves until interrupted, and refuses bad flags clearly.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { describe, expect, it } from "vitest";
+
+const main = join(import.meta.dirname, "main.ts");
+const demoSeed = join(import.meta.dirname, "seeds", "demo.yaml");
+
+describe("emulator command", () => {
+  it("prints its URL and bootstrap key as one JSON line, serves the seed, and stops on Ctrl-C", async () => {
+    const child = spawn(process.execPath, [main, "--port", "0", "--seed", demoSeed, "--no-rate-limits"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      const [line] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
+      const printed = JSON.parse(line) as { url: string; admin_url: string; api_key: string };
+      expect(printed.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v2$/);
+      expect(printed.api_key).toMatch(/^[a-z0-9]{64}$/);
+      const res = await fetch(`${printed.url}/projects`, {
+        headers: { authorization: `Bearer ${printed.api_key}` },
+      });
+      const body = (await res.json()) as { projects: { id: string }[] };
+      expect(body.projects.map((p) => p.id)).toEqual(["demo-shop", "demo-analytics"]);
+      child.kill("SIGINT");
+      const [code] = (await once(child, "exit")) as [number];
+      expect(code).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  });
+
+  it.each([
+    [["--port", "http"], /--port must be an integer/],
+    [["--speed", "0"], /--speed must be a number/],
+    [["--seed", "/nonexistent/seed.yaml"], /cannot use seed file/],
+    [["--bogus"], /Unknown option '--bogus'/],
+  ])("refuses %j with a clear message and exit code 2", async (args, message) => {
+    const child = spawn(process.execPath, [main, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, "exit")) as [number];
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+    expect(stderr).toContain("Usage: neon-cloud-operator emulator");
+  });
+});

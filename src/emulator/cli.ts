@@ -1,0 +1,114 @@
+// `neon-cloud-operator emulator`: serves the emulator until interrupted,
+// after printing one JSON line with its base URL and bootstrap key.
+import { parseArgs } from "node:util";
+import { startEmulator, type EmulatorOptions } from "./emulator.ts";
+import { loadSeedFile } from "./seed.ts";
+
+export const emulatorUsage = `Usage: neon-cloud-operator emulator [options]
+
+Serves a local copy of the platform API. Prints one JSON line
+{"url", "admin_url", "api_key"} once it listens; Ctrl-C stops it.
+
+Options:
+  --port N                      port to listen on (default 0: any free port)
+  --host ADDR                   address to listen on (default 127.0.0.1)
+  --seed FILE                   seed file (YAML or JSON): account, bootstrap key, projects, branches
+  --state-file FILE             keep the world in FILE across restarts
+  --speed X                     emulated time runs X times faster than real time (default 1)
+  --operation-duration-ms N     emulated duration of each operation (default 1000)
+  --check-availability-ms N     interval of check_availability operations (default 0: off)
+  --no-rate-limits              turn off the platform's rate limits (700/min, 40/s per route)
+  -h, --help                    show this help
+`;
+
+export class UsageError extends Error {}
+
+/** Parses the command line into emulator options; throws UsageError with a message for people. */
+export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions | "help"> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        seed: { type: "string" },
+        "state-file": { type: "string" },
+        speed: { type: "string" },
+        "operation-duration-ms": { type: "string" },
+        "check-availability-ms": { type: "string" },
+        "no-rate-limits": { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (values.help) return "help";
+  const number = (
+    name: string,
+    value: string | undefined,
+    min: number,
+    integer = true,
+  ): number | undefined => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
+      throw new UsageError(
+        `--${name} must be ${integer ? "an integer" : "a number"} >= ${min}, got "${value}"`,
+      );
+    }
+    return n;
+  };
+  const port = number("port", values.port, 0);
+  if (port !== undefined && port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  const speed = number("speed", values.speed, Number.MIN_VALUE, false);
+  const operationDurationMs = number("operation-duration-ms", values["operation-duration-ms"], 0);
+  const checkAvailabilityIntervalMs = number("check-availability-ms", values["check-availability-ms"], 0);
+  let seed;
+  if (values.seed !== undefined) {
+    try {
+      seed = await loadSeedFile(values.seed);
+    } catch (err) {
+      throw new UsageError(`cannot use seed file ${values.seed}: ${(err as Error).message}`);
+    }
+  }
+  return {
+    ...(port === undefined ? {} : { port }),
+    ...(values.host === undefined ? {} : { host: values.host }),
+    ...(seed === undefined ? {} : { seed }),
+    ...(values["state-file"] === undefined ? {} : { stateFile: values["state-file"] }),
+    ...(speed === undefined ? {} : { speed }),
+    ...(operationDurationMs === undefined ? {} : { operationDurationMs }),
+    ...(checkAvailabilityIntervalMs === undefined ? {} : { checkAvailabilityIntervalMs }),
+    ...(values["no-rate-limits"] ? { rateLimits: false as const } : {}),
+  };
+}
+
+/** Runs the command; resolves with the exit code once the emulator has stopped. */
+export async function runEmulatorCommand(argv: string[]): Promise<number> {
+  let options;
+  try {
+    options = await parseEmulatorArgs(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`neon-cloud-operator emulator: ${err.message}\n\n${emulatorUsage}`);
+    return 2;
+  }
+  if (options === "help") {
+    process.stdout.write(emulatorUsage);
+    return 0;
+  }
+  const emulator = await startEmulator(options);
+  process.stdout.write(
+    `${JSON.stringify({ url: emulator.url, admin_url: emulator.adminUrl, api_key: emulator.bootstrapKey })}\n`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await emulator.close();
+  return 0;
+}

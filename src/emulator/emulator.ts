@@ -1,0 +1,345 @@
+// The emulator: the platform API on loopback. Wires the world, the routes,
+// faults, rate limits, the request log and the state file into one HTTP server.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import FindMyWay, { type HTTPMethod } from "find-my-way";
+import type { z } from "zod";
+import { adminPrefix, adminRoutes, type AdminContext, type AdminTarget } from "./admin-routes.ts";
+import { authenticate, recordKeyUse } from "./api-keys.ts";
+import { apiRoutes, EndpointViews, type ApiContext, type ApiResponse } from "./api-routes.ts";
+import { createClock, type Clock } from "./clock.ts";
+import { PlatformError, projectLocked } from "./errors.ts";
+import { Faults } from "./faults.ts";
+import { readJsonBody, sendError, sendJson } from "./http.ts";
+import { newRequestId } from "./ids.ts";
+import { seedWorld } from "./projects.ts";
+import { RateLimiter, platformRateLimits, type RateLimits } from "./rate-limit.ts";
+import { RequestLog, type RequestLogEntry } from "./request-log.ts";
+import { parseSeed, type Seed, type seedSchema } from "./seed.ts";
+import { loadState, saveState } from "./state-file.ts";
+import { World, type WorldOptions } from "./world.ts";
+
+export const apiPrefix = "/api/v2";
+
+export interface EmulatorOptions {
+  /** Listen address (default 127.0.0.1) and port (default 0: any free port). */
+  host?: string;
+  port?: number;
+  /** The world to start with (a parsed or raw seed); default: an account with only its bootstrap key. */
+  seed?: Seed | z.input<typeof seedSchema>;
+  /** Emulated milliseconds per real millisecond (default 1); ignored when `clock` is given. */
+  speed?: number;
+  clock?: Clock;
+  /** Emulated duration of an operation's running phase, overall or per action (default 1000 ms). */
+  operationDurationMs?: WorldOptions["operationDurationMs"];
+  /** Emulated interval of check_availability operations; 0 (the default) disables them. */
+  checkAvailabilityIntervalMs?: number;
+  /** Operations kept per project before the oldest finished ones are dropped (default 2000). */
+  maxOperationsPerProject?: number;
+  /** The platform's limits by default; `false` turns them off. */
+  rateLimits?: RateLimits | false;
+  /** Keep the world in this file across restarts (loaded at start when it exists). */
+  stateFile?: string;
+  /** Largest accepted request body (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Requests kept in the admin request log (default 1000). */
+  requestLogSize?: number;
+  /** Source of randomness for fault rates (default Math.random). */
+  random?: () => number;
+}
+
+export interface Emulator {
+  /** Base URL of the platform API, ending in /api/v2. */
+  readonly url: string;
+  /** Base URL of the admin API, ending in /emulator. */
+  readonly adminUrl: string;
+  /** The value of the seeded bootstrap key. */
+  readonly bootstrapKey: string;
+  readonly clock: Clock;
+  readonly faults: Faults;
+  readonly requestLog: RequestLog;
+  /** Writes the state file now (when there is one). */
+  flush(): Promise<void>;
+  /** Stops listening, drops open connections and writes the state file. */
+  close(): Promise<void>;
+}
+
+const withBody = new Set(["POST", "PATCH", "PUT"]);
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const seed = parseSeed(options.seed);
+  const saved = options.stateFile === undefined ? undefined : await loadState(options.stateFile);
+  // A restarted emulator's clock never runs behind the time its world was saved at.
+  const clock =
+    options.clock ??
+    createClock({
+      speed: options.speed ?? 1,
+      startAt: Math.max(Date.now(), saved?.world.savedAt ?? 0),
+    });
+  const faults = new Faults(options.random);
+  const worldOptions: WorldOptions = {
+    clock,
+    ...(options.operationDurationMs === undefined
+      ? {}
+      : { operationDurationMs: options.operationDurationMs }),
+    ...(options.checkAvailabilityIntervalMs === undefined
+      ? {}
+      : { checkAvailabilityIntervalMs: options.checkAvailabilityIntervalMs }),
+    ...(options.maxOperationsPerProject === undefined
+      ? {}
+      : { maxOperationsPerProject: options.maxOperationsPerProject }),
+    operationWillFail: faults.operationWillFail,
+  };
+  let world: World;
+  let bootstrapKey: string;
+  if (saved) {
+    world = World.restore(worldOptions, saved.world);
+    bootstrapKey = saved.bootstrapKey;
+  } else {
+    ({ world, bootstrapKey } = seedWorld(worldOptions, seed));
+  }
+  const requestLog = new RequestLog(options.requestLogSize ?? 1000);
+  const limits = options.rateLimits === undefined ? platformRateLimits : options.rateLimits;
+  const rateLimiter = limits === false ? undefined : new RateLimiter(limits);
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+
+  const target: AdminTarget = {
+    world,
+    views: new EndpointViews(world),
+    faults,
+    requestLog,
+    reset() {
+      const fresh = seedWorld(worldOptions, {
+        ...seed,
+        bootstrap_key: { ...seed.bootstrap_key, key: bootstrapKey },
+      });
+      target.world = fresh.world;
+      target.views = new EndpointViews(fresh.world);
+      faults.clear();
+      requestLog.clear();
+      rateLimiter?.reset();
+    },
+  };
+
+  const apiRouter = FindMyWay({ ignoreTrailingSlash: true });
+  for (const route of apiRoutes) apiRouter.on(route.method, route.path, () => undefined, route);
+  const adminRouter = FindMyWay({ ignoreTrailingSlash: true });
+  for (const route of adminRoutes) adminRouter.on(route.method, route.path, () => undefined, route);
+
+  // --- persistence: written shortly after changes, and on close -------------
+  let saving: Promise<void> = Promise.resolve();
+  let saveTimer: NodeJS.Timeout | undefined;
+  const flush = (): Promise<void> => {
+    if (options.stateFile === undefined) return Promise.resolve();
+    const path = options.stateFile;
+    clearTimeout(saveTimer);
+    saveTimer = undefined;
+    const state = { bootstrapKey, world: target.world.snapshot() };
+    saving = saving.then(() => saveState(path, state));
+    return saving;
+  };
+  const scheduleSave = (): void => {
+    if (options.stateFile === undefined || saveTimer !== undefined) return;
+    saveTimer = setTimeout(() => {
+      flush().catch((err: unknown) => console.error("emulator: cannot write the state file:", err));
+    }, 100);
+  };
+
+  async function handleApi(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) {
+    const started = performance.now();
+    const method = req.method ?? "GET";
+    const requestId = headerValue(req, "x-request-id") ?? newRequestId();
+    const match = apiRouter.find(method as HTTPMethod, path.slice(apiPrefix.length) || "/");
+    const route = match?.store as (typeof apiRoutes)[number] | undefined;
+    const routeName = route ? `${method} ${route.path}` : "unknown";
+    const entry = (status: number, fault?: string): RequestLogEntry => ({
+      time: new Date().toISOString(),
+      method,
+      path,
+      route: routeName,
+      status,
+      request_id: requestId,
+      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      ...(fault === undefined ? {} : { fault }),
+    });
+    const fail = (status: number, message: string, fault?: string): void => {
+      sendError(res, status, message, requestId);
+      requestLog.add(entry(status, fault));
+    };
+
+    const fault = route ? faults.forRequest(method, route.path) : undefined;
+    if (fault && fault.latencyMs > 0) await sleep(fault.latencyMs);
+    if (fault?.reset) {
+      req.socket.destroy();
+      requestLog.add(entry(0, "reset"));
+      return;
+    }
+    if (fault?.status !== undefined) {
+      fail(fault.status, faultMessage(fault.status), "status");
+      return;
+    }
+
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(headerValue(req, "authorization") ?? "")?.[1];
+    const key = token === undefined ? undefined : authenticate(target.world, token);
+    if (!key) {
+      fail(
+        401,
+        token === undefined ? "authorization header is missing or malformed" : "invalid or revoked API key",
+      );
+      return;
+    }
+    if (!route || !match) {
+      fail(404, "not found");
+      return;
+    }
+    if (rateLimiter && !rateLimiter.admit(target.world.user.id, routeName)) {
+      fail(429, "rate limit exceeded");
+      return;
+    }
+
+    let response: ApiResponse;
+    try {
+      const body = withBody.has(method) ? await readJsonBody(req, maxBodyBytes) : undefined;
+      const now = clock.now();
+      target.world.advance(now);
+      const ctx: ApiContext = {
+        world: target.world,
+        views: target.views,
+        params: match.params,
+        query,
+        body,
+        now,
+      };
+      response = route.handle(ctx);
+      recordKeyUse(key, remoteAddress(req), now);
+    } catch (err) {
+      if (!(err instanceof PlatformError)) console.error("emulator: request failed:", err);
+      const status = err instanceof PlatformError ? err.status : 500;
+      fail(status, err instanceof PlatformError ? err.message : "internal error");
+      return;
+    } finally {
+      scheduleSave();
+    }
+    if (fault?.loseResponse) {
+      // The change is applied; the client never hears about it.
+      req.socket.destroy();
+      requestLog.add(entry(0, "lose_response"));
+      return;
+    }
+    sendJson(
+      res,
+      response.status,
+      "json" in response ? response.json : JSON.stringify(response.body),
+      requestId,
+    );
+    requestLog.add(entry(response.status, fault ? "latency" : undefined));
+  }
+
+  async function handleAdmin(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+  ) {
+    const method = req.method ?? "GET";
+    const requestId = headerValue(req, "x-request-id") ?? newRequestId();
+    const match = adminRouter.find(method as HTTPMethod, path.slice(adminPrefix.length) || "/");
+    if (!match) {
+      sendError(res, 404, "not found", requestId);
+      return;
+    }
+    try {
+      const body = withBody.has(method) ? await readJsonBody(req, maxBodyBytes) : undefined;
+      const now = clock.now();
+      target.world.advance(now);
+      const ctx: AdminContext = { target, params: match.params, query, body, now };
+      const response = (match.store as (typeof adminRoutes)[number]).handle(ctx);
+      sendJson(
+        res,
+        response.status,
+        "json" in response ? response.json : JSON.stringify(response.body),
+        requestId,
+      );
+    } catch (err) {
+      if (!(err instanceof PlatformError)) console.error("emulator: admin request failed:", err);
+      sendError(res, err instanceof PlatformError ? err.status : 500, errorMessage(err), requestId);
+    } finally {
+      scheduleSave();
+    }
+  }
+
+  const server: Server = createServer((req, res) => {
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    const query = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
+    const handler =
+      path === apiPrefix || path.startsWith(`${apiPrefix}/`)
+        ? handleApi
+        : path === adminPrefix || path.startsWith(`${adminPrefix}/`)
+          ? handleAdmin
+          : undefined;
+    if (!handler) {
+      sendError(res, 404, "not found", headerValue(req, "x-request-id") ?? newRequestId());
+      return;
+    }
+    handler(req, res, path, query).catch((err: unknown) => {
+      console.error("emulator: unexpected failure:", err);
+      if (!res.headersSent) sendError(res, 500, "internal error", newRequestId());
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const origin = `http://${host}:${address.port}`;
+  if (!saved) scheduleSave();
+
+  return {
+    url: `${origin}${apiPrefix}`,
+    adminUrl: `${origin}${adminPrefix}`,
+    bootstrapKey,
+    clock,
+    faults,
+    requestLog,
+    flush,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await flush();
+    },
+  };
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function remoteAddress(req: IncomingMessage): string {
+  const addr = req.socket.remoteAddress ?? "";
+  return addr.startsWith("::ffff:") ? addr.slice(7) : addr;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof PlatformError ? err.message : "internal error";
+}
+
+function faultMessage(status: number): string {
+  switch (status) {
+    case 423:
+      return projectLocked().message;
+    case 429:
+      return "rate limit exceeded";
+    case 503:
+      return "service unavailable";
+    default:
+      return "internal error";
+  }
+}

@@ -1,0 +1,93 @@
+// Injected faults, per route and method: error statuses, latency, connection
+// resets, responses lost after the change was applied, and operations that
+// end `failed`. Set through the admin API or `Emulator.faults`.
+import { z } from "zod";
+import type { OperationRecord } from "./model.ts";
+
+const probability = z.number().min(0).max(1).default(1);
+
+export const requestFaultSchema = z.object({
+  method: z.string().toUpperCase().optional().describe("HTTP method; all when absent"),
+  route: z
+    .string()
+    .optional()
+    .describe("route pattern under /api/v2 as in the request log, e.g. /projects/:project_id/endpoints"),
+  rate: probability.describe("probability that a matching request gets the fault"),
+  times: z.number().int().positive().optional().describe("stop after injecting this many times"),
+  status: z.union([z.literal(500), z.literal(503), z.literal(423), z.literal(429)]).optional(),
+  latency_ms: z.number().min(0).max(60_000).optional().describe("real milliseconds added before answering"),
+  reset: z.boolean().optional().describe("drop the connection before handling the request"),
+  lose_response: z.boolean().optional().describe("apply the request, then drop the connection unanswered"),
+});
+
+export const operationFaultSchema = z.object({
+  action: z.string().optional().describe("operation action; all when absent"),
+  rate: probability,
+  times: z.number().int().positive().optional(),
+});
+
+export const faultsSchema = z.object({
+  requests: z.array(requestFaultSchema).default([]),
+  operations: z.array(operationFaultSchema).default([]),
+});
+
+export type FaultsConfig = z.infer<typeof faultsSchema>;
+export type RequestFault = z.infer<typeof requestFaultSchema>;
+
+/** What happens to one request. */
+export interface FaultEffect {
+  latencyMs: number;
+  status?: 500 | 503 | 423 | 429;
+  reset: boolean;
+  loseResponse: boolean;
+}
+
+export class Faults {
+  private config: FaultsConfig = { requests: [], operations: [] };
+  private readonly random: () => number;
+
+  constructor(random: () => number = Math.random) {
+    this.random = random;
+  }
+
+  get current(): FaultsConfig {
+    return structuredClone(this.config);
+  }
+
+  /** Replaces every fault; the input is validated like the admin API's body. */
+  set(config: z.input<typeof faultsSchema>): void {
+    this.config = faultsSchema.parse(config);
+  }
+
+  clear(): void {
+    this.config = { requests: [], operations: [] };
+  }
+
+  /** Rolls each matching rule; `undefined` when none fires (the common, fast case). */
+  forRequest(method: string, route: string): FaultEffect | undefined {
+    let effect: FaultEffect | undefined;
+    for (const rule of this.config.requests) {
+      if (rule.method !== undefined && rule.method !== method) continue;
+      if (rule.route !== undefined && rule.route !== route) continue;
+      if (!this.fire(rule)) continue;
+      effect ??= { latencyMs: 0, reset: false, loseResponse: false };
+      effect.latencyMs += rule.latency_ms ?? 0;
+      if (rule.status !== undefined) effect.status ??= rule.status;
+      effect.reset ||= rule.reset ?? false;
+      effect.loseResponse ||= rule.lose_response ?? false;
+    }
+    return effect;
+  }
+
+  readonly operationWillFail = (op: OperationRecord): boolean =>
+    this.config.operations.some(
+      (rule) => (rule.action === undefined || rule.action === op.action) && this.fire(rule),
+    );
+
+  private fire(rule: { rate: number; times?: number | undefined }): boolean {
+    if (rule.times === 0) return false;
+    if (rule.rate < 1 && this.random() >= rule.rate) return false;
+    if (rule.times !== undefined) rule.times--;
+    return true;
+  }
+}

@@ -1,0 +1,112 @@
+// Records as the platform's JSON shows them.
+import type { ApiKeyRecord, EndpointRecord, OperationRecord, ProjectRecord, User } from "./model.ts";
+import { formatTimestamp } from "./timestamps.ts";
+
+/** The `host` form `<endpoint id>.<region host>`. */
+export function endpointHost(endpoint: EndpointRecord, project: ProjectRecord): string {
+  return `${endpoint.id}.${project.proxyHost}`;
+}
+
+export function endpointView(
+  e: EndpointRecord,
+  project: ProjectRecord,
+  options: { pendingState?: boolean } = {},
+): Record<string, unknown> {
+  return {
+    host: endpointHost(e, project),
+    id: e.id,
+    ...(e.name === undefined ? {} : { name: e.name }),
+    project_id: e.projectId,
+    branch_id: e.branchId,
+    autoscaling_limit_min_cu: e.minCu,
+    autoscaling_limit_max_cu: e.maxCu,
+    region_id: project.regionId,
+    type: e.type,
+    current_state: e.currentState,
+    ...(options.pendingState && e.pendingState !== undefined ? { pending_state: e.pendingState } : {}),
+    settings: { pg_settings: e.pgSettings },
+    pooler_enabled: e.poolerEnabled,
+    pooler_mode: "transaction",
+    disabled: e.disabled,
+    passwordless_access: e.passwordlessAccess,
+    ...(e.lastActive === undefined ? {} : { last_active: formatTimestamp(e.lastActive) }),
+    creation_source: e.creationSource,
+    created_at: formatTimestamp(e.createdAt),
+    updated_at: formatTimestamp(e.updatedAt),
+    ...(e.startedAt === undefined ? {} : { started_at: formatTimestamp(e.startedAt) }),
+    ...(e.suspendedAt === undefined ? {} : { suspended_at: formatTimestamp(e.suspendedAt) }),
+    proxy_host: project.proxyHost,
+    suspend_timeout_seconds: e.suspendTimeoutSeconds,
+    provisioner: e.provisioner,
+  };
+}
+
+export function operationView(op: OperationRecord, now: number): Record<string, unknown> {
+  const createdMs = Math.floor(op.createdMicros / 1000);
+  const done = op.status === "finished" || op.status === "failed";
+  return {
+    id: op.id,
+    project_id: op.projectId,
+    ...(op.branchId === undefined ? {} : { branch_id: op.branchId }),
+    ...(op.endpointId === undefined ? {} : { endpoint_id: op.endpointId }),
+    action: op.action,
+    status: op.status,
+    ...(op.error === undefined ? {} : { error: op.error }),
+    failures_count: op.failuresCount,
+    created_at: formatTimestamp(createdMs),
+    updated_at: formatTimestamp(op.updatedAt),
+    total_duration_ms: Math.max(0, Math.round((done ? op.updatedAt : now) - createdMs)),
+  };
+}
+
+export function projectView(p: ProjectRecord, owner: User): Record<string, unknown> {
+  return {
+    id: p.id,
+    platform_id: p.platformId,
+    region_id: p.regionId,
+    name: p.name,
+    provisioner: p.provisioner,
+    default_endpoint_settings: {
+      autoscaling_limit_min_cu: 1,
+      autoscaling_limit_max_cu: 1,
+      suspend_timeout_seconds: 0,
+    },
+    settings: {},
+    pg_version: p.pgVersion,
+    proxy_host: p.proxyHost,
+    branch_logical_size_limit: p.branchLogicalSizeLimitMiB,
+    branch_logical_size_limit_bytes: p.branchLogicalSizeLimitMiB * 1024 * 1024,
+    store_passwords: true,
+    active_time: 0,
+    cpu_used_sec: 0,
+    locked: false,
+    creation_source: "console",
+    created_at: formatTimestamp(p.createdAt),
+    updated_at: formatTimestamp(p.updatedAt),
+    owner_id: owner.id,
+    ...(p.orgId === undefined ? {} : { org_id: p.orgId }),
+  };
+}
+
+export function apiKeyListView(k: ApiKeyRecord, creator: User): Record<string, unknown> {
+  return {
+    id: k.id,
+    name: k.name,
+    created_at: formatTimestamp(k.createdAt),
+    created_by: { id: creator.id, name: creator.name, image: creator.image },
+    last_used_at: k.lastUsedAt === undefined ? null : formatTimestamp(k.lastUsedAt),
+    last_used_from_addr: k.lastUsedFromAddr,
+  };
+}
+
+export function apiKeyRevokeView(k: ApiKeyRecord, creator: User): Record<string, unknown> {
+  return {
+    id: k.id,
+    name: k.name,
+    created_at: formatTimestamp(k.createdAt),
+    created_by: creator.id,
+    last_used_at: k.lastUsedAt === undefined ? null : formatTimestamp(k.lastUsedAt),
+    last_used_from_addr: k.lastUsedFromAddr,
+    revoked: k.revoked,
+  };
+}

@@ -1,0 +1,428 @@
+// The emulated world: records with their indexes, the operations that change
+// them over time, and snapshot/restore for the state file. Time only moves in
+// `advance(now)`, called before every request, which applies every due event
+// at its own emulated time.
+import type { Clock } from "./clock.ts";
+import { digestApiKey, newOperationId } from "./ids.ts";
+import type {
+  ApiKeyRecord,
+  BranchRecord,
+  EndpointRecord,
+  EndpointState,
+  OperationAction,
+  OperationRecord,
+  ProjectRecord,
+  User,
+  WorldState,
+} from "./model.ts";
+import { projectLocked } from "./errors.ts";
+import { Timeline, type WorldEvent } from "./timeline.ts";
+
+export interface WorldOptions {
+  clock: Clock;
+  /** Emulated duration of an operation's running phase, overall or per action (default 1000 ms). */
+  operationDurationMs?: number | Partial<Record<OperationAction, number>>;
+  /** Interval of the control plane's check_availability operations; 0 disables them (default 0). */
+  checkAvailabilityIntervalMs?: number;
+  /** Operations kept per project; the oldest finished ones are dropped beyond it (default 2000). */
+  maxOperationsPerProject?: number;
+  /** Whether a new operation will end `failed` (the faults' hook). */
+  operationWillFail?: (operation: OperationRecord) => boolean;
+}
+
+/** One operation of a request, in the order they run. */
+export interface OperationSpec {
+  action: OperationAction;
+  branchId?: string;
+  endpointId?: string;
+}
+
+const defaultSuspendTimeoutSeconds = 300;
+
+export class World {
+  readonly clock: Clock;
+  user: User;
+  nextApiKeyId = 1_000_001;
+  readonly apiKeysById = new Map<number, ApiKeyRecord>();
+  readonly apiKeysByDigest = new Map<string, ApiKeyRecord>();
+  readonly projects = new Map<string, ProjectRecord>();
+  readonly branches = new Map<string, BranchRecord>();
+  readonly endpoints = new Map<string, EndpointRecord>();
+  /** Endpoints of each project, in creation order. */
+  readonly endpointsByProject = new Map<string, Map<string, EndpointRecord>>();
+  readonly operations = new Map<string, OperationRecord>();
+  /** Operations of each project, oldest first. */
+  readonly operationsByProject = new Map<string, OperationRecord[]>();
+  /** Unfinished operations per project that block new mutations (all but check_availability). */
+  private readonly conflicting = new Map<string, number>();
+  /** When each active endpoint suspends, and when its one pending timeline event fires (never later). */
+  private readonly autosuspendAt = new Map<string, number>();
+  private readonly autosuspendEventAt = new Map<string, number>();
+  private readonly timeline = new Timeline();
+  private lastMicros = 0;
+  private nextCheckAvailabilityAt: number | undefined;
+  private readonly durations: number | Partial<Record<OperationAction, number>>;
+  private readonly checkInterval: number;
+  private readonly maxOperations: number;
+  private readonly operationWillFail: (operation: OperationRecord) => boolean;
+  /** Operations created since start, retained or not. */
+  operationsCreated = 0;
+  /** Bumped on every change of what endpoints show, so their serialised views can be cached. */
+  version = 0;
+
+  constructor(options: WorldOptions, user: User) {
+    this.clock = options.clock;
+    this.user = user;
+    this.durations = options.operationDurationMs ?? 1000;
+    this.checkInterval = options.checkAvailabilityIntervalMs ?? 0;
+    this.maxOperations = options.maxOperationsPerProject ?? 2000;
+    this.operationWillFail = options.operationWillFail ?? (() => false);
+  }
+
+  /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */
+  startAvailabilityChecks(at: number = this.clock.now() + this.checkInterval): void {
+    if (this.checkInterval > 0) this.scheduleCheckAvailability(at);
+  }
+
+  // --- records -------------------------------------------------------------
+
+  addApiKey(name: string, value: string, now: number): ApiKeyRecord {
+    const key: ApiKeyRecord = {
+      id: this.nextApiKeyId++,
+      name,
+      digest: digestApiKey(value),
+      createdAt: now,
+      lastUsedFromAddr: "",
+      revoked: false,
+    };
+    this.apiKeysById.set(key.id, key);
+    this.apiKeysByDigest.set(key.digest, key);
+    this.changed();
+    return key;
+  }
+
+  addProject(project: ProjectRecord): void {
+    this.projects.set(project.id, project);
+    this.endpointsByProject.set(project.id, new Map());
+    this.operationsByProject.set(project.id, []);
+    this.changed();
+  }
+
+  addBranch(branch: BranchRecord): void {
+    this.branches.set(branch.id, branch);
+    this.changed();
+  }
+
+  addEndpoint(endpoint: EndpointRecord): void {
+    this.endpoints.set(endpoint.id, endpoint);
+    this.endpointsByProject.get(endpoint.projectId)?.set(endpoint.id, endpoint);
+    this.changed();
+  }
+
+  removeEndpoint(endpoint: EndpointRecord): void {
+    this.endpoints.delete(endpoint.id);
+    this.endpointsByProject.get(endpoint.projectId)?.delete(endpoint.id);
+    this.autosuspendAt.delete(endpoint.id);
+    this.changed();
+  }
+
+  endpointsOfBranch(branchId: string): EndpointRecord[] {
+    const branch = this.branches.get(branchId);
+    if (!branch) return [];
+    const all = this.endpointsByProject.get(branch.projectId)?.values() ?? [];
+    return [...all].filter((e) => e.branchId === branchId);
+  }
+
+  /** Marks a record as changed: bumps its `updatedAt` and the world's version. */
+  touch(endpoint: EndpointRecord, now: number): void {
+    endpoint.updatedAt = now;
+    this.changed();
+  }
+
+  changed(): void {
+    this.version++;
+  }
+
+  // --- operations ----------------------------------------------------------
+
+  /** 423 while the project has an unfinished operation that conflicts with a new mutation. */
+  assertUnlocked(projectId: string): void {
+    if ((this.conflicting.get(projectId) ?? 0) > 0) throw projectLocked();
+  }
+
+  /**
+   * Starts the operations of one request: the first runs now, each next one
+   * when its predecessor finishes. `pendingState` is what the endpoint shows
+   * until the last one is done.
+   */
+  startOperations(
+    projectId: string,
+    specs: OperationSpec[],
+    now: number,
+    pendingState?: EndpointState,
+  ): OperationRecord[] {
+    const created = specs.map((spec) => this.newOperation(projectId, spec, now));
+    created.forEach((op, i) => {
+      const next = created[i + 1];
+      if (next) op.nextId = next.id;
+    });
+    const first = created[0];
+    if (first) this.run(first, now);
+    const endpointId = specs[0]?.endpointId;
+    const endpoint = endpointId === undefined ? undefined : this.endpoints.get(endpointId);
+    if (endpoint && pendingState && first) endpoint.pendingState = pendingState;
+    this.trimOperations(projectId);
+    this.changed();
+    return created;
+  }
+
+  private newOperation(projectId: string, spec: OperationSpec, now: number): OperationRecord {
+    // Microsecond creation times, strictly increasing, so the cursor never splits ties.
+    const micros = Math.max(Math.floor(now * 1000), this.lastMicros + 1);
+    this.lastMicros = micros;
+    const op: OperationRecord = {
+      id: newOperationId(),
+      projectId,
+      ...(spec.branchId === undefined ? {} : { branchId: spec.branchId }),
+      ...(spec.endpointId === undefined ? {} : { endpointId: spec.endpointId }),
+      action: spec.action,
+      status: "scheduling",
+      failuresCount: 0,
+      createdMicros: micros,
+      updatedAt: now,
+    };
+    this.operations.set(op.id, op);
+    this.operationsByProject.get(projectId)?.push(op);
+    this.operationsCreated++;
+    if (op.action !== "check_availability") {
+      this.conflicting.set(projectId, (this.conflicting.get(projectId) ?? 0) + 1);
+    }
+    return op;
+  }
+
+  private duration(action: OperationAction): number {
+    return typeof this.durations === "number" ? this.durations : (this.durations[action] ?? 1000);
+  }
+
+  private run(op: OperationRecord, now: number): void {
+    op.status = "running";
+    op.updatedAt = now;
+    op.willFail = this.operationWillFail(op);
+    op.doneAt = now + this.duration(op.action);
+    this.timeline.push({ at: op.doneAt, kind: "operation-done", operationId: op.id });
+  }
+
+  private settle(op: OperationRecord, status: OperationRecord["status"], at: number): void {
+    op.status = status;
+    op.updatedAt = at;
+    if (op.action !== "check_availability") {
+      this.conflicting.set(op.projectId, (this.conflicting.get(op.projectId) ?? 1) - 1);
+    }
+  }
+
+  private finish(op: OperationRecord, at: number): void {
+    const endpoint = op.endpointId === undefined ? undefined : this.endpoints.get(op.endpointId);
+    if (op.willFail) {
+      op.failuresCount = 1;
+      op.error = `${op.action} failed (emulated fault)`;
+      this.settle(op, "failed", at);
+      // The rest of the request's chain does not run after a failure.
+      for (let next = this.nextOf(op); next; next = this.nextOf(next)) this.settle(next, "failed", at);
+      if (endpoint) {
+        delete endpoint.pendingState;
+        this.touch(endpoint, at);
+      }
+      return;
+    }
+    this.settle(op, "finished", at);
+    if (endpoint) this.applyEffect(op, endpoint, at);
+    const next = this.nextOf(op);
+    if (next) {
+      this.run(next, at);
+    } else if (endpoint && endpoint.pendingState !== undefined && op.action !== "check_availability") {
+      delete endpoint.pendingState;
+      this.touch(endpoint, at);
+    }
+  }
+
+  private nextOf(op: OperationRecord): OperationRecord | undefined {
+    return op.nextId === undefined ? undefined : this.operations.get(op.nextId);
+  }
+
+  private applyEffect(op: OperationRecord, endpoint: EndpointRecord, at: number): void {
+    if (op.action === "start_compute") {
+      endpoint.currentState = "active";
+      endpoint.startedAt = at;
+      this.recordActivity(endpoint, at);
+    } else if (op.action === "suspend_compute") {
+      endpoint.currentState = "idle";
+      endpoint.suspendedAt = at;
+      this.autosuspendAt.delete(endpoint.id);
+    } else {
+      return;
+    }
+    this.touch(endpoint, at);
+  }
+
+  /** Client activity on an active endpoint: moves `last_active` and restarts the autosuspend delay. */
+  recordActivity(endpoint: EndpointRecord, at: number): void {
+    endpoint.lastActive = at;
+    this.scheduleAutosuspend(endpoint);
+    this.changed();
+  }
+
+  /** (Re)arms the autosuspend of an active endpoint after a change of activity or delay. */
+  scheduleAutosuspend(endpoint: EndpointRecord): void {
+    const delay = effectiveSuspendTimeout(endpoint.suspendTimeoutSeconds);
+    if (endpoint.currentState !== "active" || delay < 0 || endpoint.lastActive === undefined) {
+      this.autosuspendAt.delete(endpoint.id);
+      return;
+    }
+    const at = endpoint.lastActive + delay * 1000;
+    this.autosuspendAt.set(endpoint.id, at);
+    // Activity only moves the time later, so one pending event per endpoint suffices: it re-arms itself.
+    const pending = this.autosuspendEventAt.get(endpoint.id);
+    if (pending === undefined || at < pending) this.pushAutosuspend(endpoint.id, at);
+  }
+
+  private pushAutosuspend(endpointId: string, at: number): void {
+    this.autosuspendEventAt.set(endpointId, at);
+    this.timeline.push({ at, kind: "autosuspend", endpointId });
+  }
+
+  private autosuspend(endpointId: string, at: number): void {
+    if (this.autosuspendEventAt.get(endpointId) !== at) return; // superseded by an earlier event
+    this.autosuspendEventAt.delete(endpointId);
+    const due = this.autosuspendAt.get(endpointId);
+    if (due === undefined) return;
+    if (due > at) {
+      this.pushAutosuspend(endpointId, due); // activity since: wait until the new time
+      return;
+    }
+    this.autosuspendAt.delete(endpointId);
+    const endpoint = this.endpoints.get(endpointId);
+    // An endpoint in the middle of a change is suspended once that change settles, if still idle long enough.
+    if (!endpoint || endpoint.currentState !== "active" || endpoint.pendingState !== undefined) return;
+    this.startOperations(
+      endpoint.projectId,
+      [{ action: "suspend_compute", branchId: endpoint.branchId, endpointId }],
+      at,
+      "idle",
+    );
+  }
+
+  private scheduleCheckAvailability(at: number): void {
+    this.nextCheckAvailabilityAt = at;
+    this.timeline.push({ at, kind: "check-availability" });
+  }
+
+  private checkAvailability(at: number, now: number): void {
+    if (this.nextCheckAvailabilityAt !== at) return;
+    const checked = new Set<string>();
+    for (const endpoint of this.endpoints.values()) {
+      if (checked.has(endpoint.branchId)) continue;
+      checked.add(endpoint.branchId);
+      this.startOperations(
+        endpoint.projectId,
+        [{ action: "check_availability", branchId: endpoint.branchId, endpointId: endpoint.id }],
+        at,
+      );
+    }
+    // After a long pause (a stopped process, a fast clock) skip the missed checks rather than replay them all.
+    const next = at + this.checkInterval;
+    this.scheduleCheckAvailability(next <= now - this.checkInterval ? now : next);
+  }
+
+  /** Applies every event due at `now`, each at its own time. */
+  advance(now: number = this.clock.now()): void {
+    for (let event = this.timeline.popDue(now); event; event = this.timeline.popDue(now)) {
+      this.apply(event, now);
+    }
+  }
+
+  private apply(event: WorldEvent, now: number): void {
+    switch (event.kind) {
+      case "operation-done": {
+        const op = this.operations.get(event.operationId);
+        if (op && op.status === "running" && op.doneAt === event.at) this.finish(op, event.at);
+        break;
+      }
+      case "autosuspend":
+        this.autosuspend(event.endpointId, event.at);
+        break;
+      case "check-availability":
+        this.checkAvailability(event.at, now);
+        break;
+    }
+  }
+
+  /** Keeps memory flat: beyond the cap, the oldest finished operations are forgotten. */
+  private trimOperations(projectId: string): void {
+    const list = this.operationsByProject.get(projectId);
+    if (!list || list.length <= this.maxOperations + Math.ceil(this.maxOperations / 10)) return;
+    const excess = list.length - this.maxOperations;
+    const kept: OperationRecord[] = [];
+    let dropped = 0;
+    for (const op of list) {
+      if (dropped < excess && (op.status === "finished" || op.status === "failed")) {
+        this.operations.delete(op.id);
+        dropped++;
+      } else {
+        kept.push(op);
+      }
+    }
+    this.operationsByProject.set(projectId, kept);
+  }
+
+  // --- persistence ---------------------------------------------------------
+
+  snapshot(): WorldState {
+    return {
+      user: this.user,
+      apiKeys: [...this.apiKeysById.values()],
+      nextApiKeyId: this.nextApiKeyId,
+      projects: [...this.projects.values()],
+      branches: [...this.branches.values()],
+      endpoints: [...this.endpoints.values()],
+      operations: [...this.operationsByProject.values()].flat(),
+      ...(this.nextCheckAvailabilityAt === undefined
+        ? {}
+        : { nextCheckAvailabilityAt: this.nextCheckAvailabilityAt }),
+      savedAt: this.clock.now(),
+    };
+  }
+
+  /** Rebuilds a world from a snapshot, re-arming the events its records imply. */
+  static restore(options: WorldOptions, state: WorldState): World {
+    const world = new World(options, state.user);
+    world.nextApiKeyId = state.nextApiKeyId;
+    for (const key of state.apiKeys) {
+      world.apiKeysById.set(key.id, key);
+      world.apiKeysByDigest.set(key.digest, key);
+    }
+    for (const project of state.projects) world.addProject(project);
+    for (const branch of state.branches) world.addBranch(branch);
+    for (const endpoint of state.endpoints) {
+      world.addEndpoint(endpoint);
+      world.scheduleAutosuspend(endpoint);
+    }
+    for (const op of state.operations) {
+      world.operations.set(op.id, op);
+      world.operationsByProject.get(op.projectId)?.push(op);
+      world.lastMicros = Math.max(world.lastMicros, op.createdMicros);
+      if ((op.status === "running" || op.status === "scheduling") && op.action !== "check_availability") {
+        world.conflicting.set(op.projectId, (world.conflicting.get(op.projectId) ?? 0) + 1);
+      }
+      if (op.status === "running" && op.doneAt !== undefined) {
+        world.timeline.push({ at: op.doneAt, kind: "operation-done", operationId: op.id });
+      }
+    }
+    world.startAvailabilityChecks(state.nextCheckAvailabilityAt);
+    return world;
+  }
+}
+
+/** The autosuspend delay in seconds that applies: 0 means the platform default, -1 never. */
+export function effectiveSuspendTimeout(seconds: number): number {
+  return seconds === 0 ? defaultSuspendTimeoutSeconds : seconds;
+}
