@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PlatformClient } from "./client.ts";
+import { OperationsTracker } from "./operations.ts";
+import type { Operation } from "./schemas.ts";
+import { startPlatform, type TestPlatform } from "./testing/platform.ts";
+
+const LIST_ENDPOINTS = "GET /projects/:project_id/endpoints";
+const LIST_OPERATIONS = "GET /projects/:project_id/operations";
+const GET_OPERATION = "GET /projects/:project_id/operations/:operation_id";
+const branches = ["b1", "b2", "b3", "b4", "b5", "b6"];
+
+describe("batching for scale", () => {
+  let platform: TestPlatform;
+  let client: PlatformClient;
+
+  beforeAll(async () => {
+    platform = await startPlatform({
+      operationDurationMs: 100,
+      seed: {
+        projects: [
+          { id: "shop", name: "shop", branches: branches.map((id) => ({ id, name: id })) },
+          { id: "blog", name: "blog" },
+        ],
+      },
+    });
+    client = platform.client();
+  });
+  afterAll(() => platform.close());
+
+  it("serves 50 concurrent readers of one project with one list request", async () => {
+    const before = await platform.served(LIST_ENDPOINTS);
+    const views = await Promise.all(Array.from({ length: 50 }, () => client.snapshot("shop")));
+    expect((await platform.served(LIST_ENDPOINTS)) - before).toBe(1);
+    expect(new Set(views.map((v) => v.map((e) => e.id).join()))).toHaveLength(1);
+    expect(views[0]!.length).toBeGreaterThan(0);
+  });
+
+  it("does not share a list between projects, nor hand out a list from before a change", async () => {
+    const client = platform.client();
+    const before = await platform.served(LIST_ENDPOINTS);
+    const [shop, blog] = await Promise.all([client.snapshot("shop"), client.snapshot("blog")]);
+    expect(shop[0]!.projectId).toBe("shop");
+    expect(blog[0]!.projectId).toBe("blog");
+
+    const created = await client.createEndpoint("shop", { branchId: "b1", type: "read_write" });
+    const after = await client.snapshot("shop");
+    expect(after.map((e) => e.id)).toContain(created.endpoint.id);
+    expect((await platform.served(LIST_ENDPOINTS)) - before).toBe(3);
+    await client.waitForOperations("shop", created.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+  });
+
+  it("settles the operations of many resources with one list request", async () => {
+    // Each create answers with operations still running; by the time the controller looks, they are done.
+    const held: Operation[] = [];
+    for (const branchId of branches.slice(1)) {
+      const { operations } = await client.createEndpoint("shop", { branchId, type: "read_write" });
+      expect(operations.every((op) => op.status === "running" || op.status === "scheduling")).toBe(true);
+      held.push(...operations);
+      await client.waitForOperations("shop", operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    }
+    const before = {
+      list: await platform.served(LIST_OPERATIONS),
+      get: await platform.served(GET_OPERATION),
+    };
+    const outcome = await client.waitForOperations("shop", held);
+    expect(outcome.state).toBe("finished");
+    expect(outcome.operations.map((op) => op.id)).toEqual(held.map((op) => op.id));
+    expect((await platform.served(LIST_OPERATIONS)) - before.list).toBe(1);
+    expect((await platform.served(GET_OPERATION)) - before.get).toBe(0);
+  });
+
+  it("reads by id an operation the list pass did not reach", async () => {
+    let oldest: Operation | undefined;
+    for await (const op of client.listOperations("shop", { limit: 100 })) oldest = op;
+    if (!oldest) throw new Error("the project has no operations");
+    const tracker = new OperationsTracker(client, "shop", { pageSize: 2 });
+    const before = await platform.served(GET_OPERATION);
+    // Known only by id, with no creation time to bound the pass: the tracker reads one page, then by id.
+    const [latest] = await tracker.refresh([oldest.id]);
+    expect(latest).toMatchObject({ id: oldest.id, status: "finished" });
+    expect((await platform.served(GET_OPERATION)) - before).toBe(1);
+  });
+
+  it("reports running operations with the poll interval as the time to look again, then finished", async () => {
+    const suspended = await client.suspendEndpoint(
+      "shop",
+      (await client.listBranchEndpoints("shop", "b1"))[0]!.id,
+    );
+    const once = await client.waitForOperations("shop", suspended.operations);
+    expect(once).toMatchObject({ state: "running", retryAfterMs: 5_000, failuresCount: 0 });
+    const done = await client.waitForOperations("shop", suspended.operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
+    expect(done.state).toBe("finished");
+  });
+
+  it("reports a failed operation with its failures count", async () => {
+    await platform.setFaults({ operations: [{ action: "start_compute", times: 1 }] });
+    const started = await client.startEndpoint(
+      "shop",
+      (await client.listBranchEndpoints("shop", "b1"))[0]!.id,
+    );
+    const outcome = await client.waitForOperations("shop", started.operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
+    expect(outcome.state).toBe("failed");
+    expect(outcome).toMatchObject({ failuresCount: 1 });
+    if (outcome.state === "failed") expect(outcome.failed[0]!.action).toBe("start_compute");
+  });
+});

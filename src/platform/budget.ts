@@ -1,0 +1,272 @@
+/**
+ * The account's request budget. The platform allows 700 requests per minute per account and
+ * bursts of 40 requests per second per route (platform-facts.md); a 429 costs a round trip and
+ * a requeue, so the client spends its budget itself instead of discovering the limit.
+ *
+ * Three constraints, all of which must allow a request before it is sent:
+ * - a pacing bucket refilled at perMinute/60 per second with a small capacity, so traffic is
+ *   spread evenly instead of 700 requests in the first second;
+ * - a sliding log of the last minute of grants (window widened by a margin), so no window the
+ *   platform could measure ever holds more than perMinute requests;
+ * - a sliding log per route of the last second of grants (also widened).
+ * Logs make the budget safe whatever window the platform uses (fixed, sliding or token bucket).
+ *
+ * Mutations wait in a queue ahead of reads, and reads may not use the last `reservedForMutations`
+ * share of the minute, so polling thousands of resources never starves a create or a delete.
+ */
+import { createHash } from "node:crypto";
+import { RateLimitedError } from "./errors.ts";
+
+export interface RateLimits {
+  /** Requests per minute for the whole account (platform: 700). */
+  perMinute: number;
+  /** Requests per second per route (platform: 40). */
+  burstPerSecondPerRoute: number;
+  /** Capacity of the pacing bucket: how many requests may leave at once. Default: the route burst. */
+  accountBurst?: number;
+  /** Share of perMinute that reads may not use, kept for mutations. Default 0.1. */
+  reservedForMutations?: number;
+  /** Added to each window so network jitter cannot squeeze one window's grants into another. */
+  marginMs?: number;
+  /** A request that waited this long for the budget fails with RateLimitedError. Default 60 s. */
+  maxWaitMs?: number;
+}
+
+export const PLATFORM_RATE_LIMITS: RateLimits = { perMinute: 700, burstPerSecondPerRoute: 40 };
+
+export type RequestKind = "read" | "mutation";
+
+interface Waiter {
+  route: string;
+  kind: RequestKind;
+  enqueuedAt: number;
+  resolve: (waitedMs: number) => void;
+  reject: (error: unknown) => void;
+  cleanup: () => void;
+}
+
+/** Timestamps of recent grants, oldest first; old entries are dropped lazily. */
+class GrantLog {
+  private readonly times: number[] = [];
+  private head = 0;
+  private readonly windowMs: number;
+
+  constructor(windowMs: number) {
+    this.windowMs = windowMs;
+  }
+
+  private prune(now: number): void {
+    while (this.head < this.times.length && this.times[this.head]! <= now - this.windowMs) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  /** Earliest time at which one more grant keeps the window at or below `cap`. */
+  earliest(now: number, cap: number): number {
+    this.prune(now);
+    const count = this.times.length - this.head;
+    if (count < cap) return now;
+    if (cap <= 0) return Number.POSITIVE_INFINITY;
+    return this.times[this.head + count - cap]! + this.windowMs;
+  }
+
+  record(now: number): void {
+    this.times.push(now);
+  }
+}
+
+export class RateBudget {
+  private static readonly registry = new Map<string, RateBudget>();
+
+  /**
+   * The one budget of an account (base URL + credential): two clients with the same key share it.
+   * The key is hashed before it is used as a registry key.
+   */
+  static forAccount(baseUrl: string, apiKey: string, limits?: Partial<RateLimits>): RateBudget {
+    const account = `${baseUrl.replace(/\/+$/, "")} ${createHash("sha256").update(apiKey).digest("hex")}`;
+    let budget = RateBudget.registry.get(account);
+    if (!budget) {
+      budget = new RateBudget(limits);
+      RateBudget.registry.set(account, budget);
+    }
+    return budget;
+  }
+
+  readonly limits: Required<RateLimits>;
+  private readonly now: () => number;
+  private readonly minuteLog: GrantLog;
+  private readonly routeLogs = new Map<string, GrantLog>();
+  private tokens: number;
+  private refilledAt: number;
+  private pausedUntil = 0;
+  private readonly mutations: Waiter[] = [];
+  private readonly reads: Waiter[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+
+  constructor(limits: Partial<RateLimits> = {}, now: () => number = () => performance.now()) {
+    const perMinute = limits.perMinute ?? PLATFORM_RATE_LIMITS.perMinute;
+    const burst = limits.burstPerSecondPerRoute ?? PLATFORM_RATE_LIMITS.burstPerSecondPerRoute;
+    this.limits = {
+      perMinute,
+      burstPerSecondPerRoute: burst,
+      accountBurst: limits.accountBurst ?? Math.max(1, Math.min(burst, perMinute)),
+      reservedForMutations: limits.reservedForMutations ?? 0.1,
+      marginMs: limits.marginMs ?? 100,
+      maxWaitMs: limits.maxWaitMs ?? 60_000,
+    };
+    this.now = now;
+    this.minuteLog = new GrantLog(60_000 + this.limits.marginMs);
+    this.tokens = this.limits.accountBurst;
+    this.refilledAt = now();
+  }
+
+  /** Number of requests waiting for the budget. */
+  get waiting(): number {
+    return this.mutations.length + this.reads.length;
+  }
+
+  /**
+   * Waits until a request on `route` may be sent and records it as sent.
+   * Resolves with the milliseconds spent waiting.
+   */
+  acquire(route: string, kind: RequestKind, signal?: AbortSignal): Promise<number> {
+    signal?.throwIfAborted();
+    const enqueuedAt = this.now();
+    if (this.waiting === 0 && this.earliestFor(route, kind, enqueuedAt) <= enqueuedAt) {
+      this.grant(route, enqueuedAt);
+      return Promise.resolve(0);
+    }
+    return new Promise<number>((resolve, reject) => {
+      const queue = kind === "mutation" ? this.mutations : this.reads;
+      const onAbort = (): void => {
+        this.remove(waiter);
+        reject(
+          signal?.reason instanceof Error ? signal.reason : new Error("aborted", { cause: signal?.reason }),
+        );
+      };
+      const giveUp = setTimeout(() => {
+        this.remove(waiter);
+        reject(
+          new RateLimitedError(`${route}: the account's request budget could not grant a request in time`, {
+            route,
+            status: 429,
+            code: "client_rate_budget",
+            retryAfterMs: 1_000,
+          }),
+        );
+      }, this.limits.maxWaitMs);
+      const waiter: Waiter = {
+        route,
+        kind,
+        enqueuedAt,
+        resolve,
+        reject,
+        cleanup: () => {
+          clearTimeout(giveUp);
+          signal?.removeEventListener("abort", onAbort);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      queue.push(waiter);
+      this.pump();
+    });
+  }
+
+  /**
+   * Holds every grant for `ms`: called when the platform answered 429 anyway (console traffic
+   * counts against the same limit), so the whole account backs off, not just one request.
+   */
+  pause(ms: number): void {
+    this.pausedUntil = Math.max(this.pausedUntil, this.now() + ms);
+    this.schedule(this.pausedUntil);
+  }
+
+  private remove(waiter: Waiter): void {
+    waiter.cleanup();
+    for (const queue of [this.mutations, this.reads]) {
+      const index = queue.indexOf(waiter);
+      if (index >= 0) queue.splice(index, 1);
+    }
+  }
+
+  private routeLog(route: string): GrantLog {
+    let log = this.routeLogs.get(route);
+    if (!log) {
+      log = new GrantLog(1_000 + this.limits.marginMs);
+      this.routeLogs.set(route, log);
+    }
+    return log;
+  }
+
+  private refill(now: number): void {
+    const perMs = this.limits.perMinute / 60_000;
+    this.tokens = Math.min(this.limits.accountBurst, this.tokens + (now - this.refilledAt) * perMs);
+    this.refilledAt = now;
+  }
+
+  /** Earliest time the account-wide constraints allow one more request of this kind. */
+  private accountEarliest(kind: RequestKind, now: number): number {
+    this.refill(now);
+    const pacing = this.tokens >= 1 ? now : now + (1 - this.tokens) / (this.limits.perMinute / 60_000);
+    const cap =
+      kind === "mutation"
+        ? this.limits.perMinute
+        : Math.max(1, Math.floor(this.limits.perMinute * (1 - this.limits.reservedForMutations)));
+    return Math.max(this.pausedUntil, pacing, this.minuteLog.earliest(now, cap));
+  }
+
+  private earliestFor(route: string, kind: RequestKind, now: number): number {
+    const routeAt = this.routeLog(route).earliest(now, this.limits.burstPerSecondPerRoute);
+    return Math.max(this.accountEarliest(kind, now), routeAt);
+  }
+
+  private grant(route: string, now: number): void {
+    this.tokens -= 1;
+    this.minuteLog.record(now);
+    this.routeLog(route).record(now);
+  }
+
+  private pump(): void {
+    const now = this.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const queue of [this.mutations, this.reads]) {
+      for (let i = 0; i < queue.length;) {
+        const waiter = queue[i]!;
+        const account = this.accountEarliest(waiter.kind, now);
+        if (account > now) {
+          // Nothing else of this kind can go before the account allows it.
+          next = Math.min(next, account);
+          break;
+        }
+        const at = this.routeLog(waiter.route).earliest(now, this.limits.burstPerSecondPerRoute);
+        if (at > now) {
+          next = Math.min(next, at);
+          i++;
+          continue;
+        }
+        this.grant(waiter.route, now);
+        queue.splice(i, 1);
+        waiter.cleanup();
+        waiter.resolve(now - waiter.enqueuedAt);
+      }
+    }
+    if (this.waiting > 0) this.schedule(next);
+  }
+
+  private schedule(at: number): void {
+    if (!Number.isFinite(at) || (this.timer && this.timerAt <= at)) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = Number.POSITIVE_INFINITY;
+        this.pump();
+      },
+      Math.max(0, Math.ceil(at - this.now())),
+    );
+  }
+}

@@ -1,0 +1,390 @@
+/**
+ * The operator's only door to the platform: one typed method per route it uses. Methods speak
+ * camelCase; the platform's snake_case stays in schemas.ts. Budget, retries, errors and
+ * observability live in exchange.ts; batching in snapshot.ts and operations.ts.
+ */
+import pino, { type Logger } from "pino";
+import { RateBudget, type RateLimits } from "./budget.ts";
+import { Exchange, type RetryOptions, type RouteCall } from "./exchange.ts";
+import { noMetrics, type PlatformMetrics } from "./metrics.ts";
+import {
+  OperationsTracker,
+  type OperationsOutcome,
+  type OperationsPage,
+  type OperationsSource,
+  type OperationsTrackerOptions,
+  waitForOperations,
+  type WaitOptions,
+} from "./operations.ts";
+import {
+  type ApiKey,
+  type ApiKeyCreated,
+  apiKeyCreatedWire,
+  type ApiKeyRevoked,
+  apiKeyRevokedWire,
+  apiKeysWire,
+  type Endpoint,
+  endpointBody,
+  type EndpointCreateSpec,
+  type EndpointMutation,
+  endpointMutationWire,
+  type EndpointPatch,
+  endpointResponseWire,
+  endpointsResponseWire,
+  type Operation,
+  operationResponseWire,
+  operationsPageWire,
+  type Project,
+  projectsPageWire,
+} from "./schemas.ts";
+import { EndpointSnapshot } from "./snapshot.ts";
+import { Transport, type TransportTimeouts } from "./transport.ts";
+
+export const DEFAULT_BASE_URL = "https://console.neon.tech/api/v2";
+
+export interface PlatformClientOptions extends TransportTimeouts {
+  /** Ends with /api/v2. Default: the platform's public URL. */
+  baseUrl?: string;
+  apiKey: string;
+  /** The account's shared budget. Default: `RateBudget.forAccount(baseUrl, apiKey, limits)`. */
+  budget?: RateBudget;
+  /** Limits for the default budget; ignored when `budget` is given. */
+  limits?: Partial<RateLimits>;
+  logger?: Logger;
+  metrics?: PlatformMetrics;
+  retry?: RetryOptions;
+  /** Interval between looks at running operations. Default 5 s (the platform's recommendation). */
+  pollIntervalMs?: number;
+  /** How long an endpoint list is shared by readers of the same project. Default 1 s. */
+  snapshotWindowMs?: number;
+  operations?: OperationsTrackerOptions;
+  /** Maximum sockets kept open to the platform. Default 32. */
+  connections?: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** Paths carry ids; ids never contain "/", but encoding keeps a bad one from changing the route. */
+const id = (value: string | number): string => encodeURIComponent(String(value));
+
+export class PlatformClient implements OperationsSource {
+  readonly baseUrl: string;
+  readonly budget: RateBudget;
+  readonly pollIntervalMs: number;
+  private readonly transport: Transport;
+  private readonly exchange: Exchange;
+  private readonly snapshots: EndpointSnapshot;
+  private readonly trackers = new Map<string, OperationsTracker>();
+  private readonly trackerOptions: OperationsTrackerOptions;
+
+  constructor(options: PlatformClientOptions) {
+    this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+    this.budget = options.budget ?? RateBudget.forAccount(this.baseUrl, options.apiKey, options.limits);
+    this.pollIntervalMs = options.pollIntervalMs ?? 5_000;
+    this.trackerOptions = options.operations ?? {};
+    this.transport = new Transport({ ...options, baseUrl: this.baseUrl });
+    const logger = (options.logger ?? pino({ enabled: false })).child(
+      { component: "platform-client" },
+      {
+        redact: {
+          paths: ["authorization", "headers.authorization", "apiKey", "key", "*.key", "*.apiKey"],
+          censor: "[REDACTED]",
+        },
+      },
+    );
+    this.exchange = new Exchange({
+      transport: this.transport,
+      budget: this.budget,
+      logger,
+      metrics: options.metrics ?? noMetrics,
+      apiKey: options.apiKey,
+      retry: options.retry,
+    });
+    this.snapshots = new EndpointSnapshot((projectId) => this.listEndpoints(projectId), {
+      windowMs: options.snapshotWindowMs,
+    });
+  }
+
+  private run<T>(call: RouteCall<T>): Promise<T> {
+    return this.exchange.run(call);
+  }
+
+  /** Runs an endpoint mutation; whatever happened, the project's snapshot is no longer current. */
+  private async mutateEndpoint(
+    projectId: string,
+    call: RouteCall<EndpointMutation>,
+  ): Promise<EndpointMutation> {
+    try {
+      return await this.run(call);
+    } finally {
+      this.snapshots.invalidate(projectId);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // API keys
+
+  /**
+   * Creates a key. Its value is returned only here and never logged. If this throws
+   * OutcomeUnknownError the key may exist with its value lost: list keys by name and revoke it.
+   */
+  createApiKey(name: string, options: CallOptions = {}): Promise<ApiKeyCreated> {
+    return this.run({
+      method: "POST",
+      template: "/api_keys",
+      path: "/api_keys",
+      body: { key_name: name },
+      schema: apiKeyCreatedWire,
+      signal: options.signal,
+    });
+  }
+
+  listApiKeys(options: CallOptions = {}): Promise<ApiKey[]> {
+    return this.run({
+      method: "GET",
+      template: "/api_keys",
+      path: "/api_keys",
+      schema: apiKeysWire,
+      signal: options.signal,
+    });
+  }
+
+  revokeApiKey(keyId: number, options: CallOptions = {}): Promise<ApiKeyRevoked> {
+    return this.run({
+      method: "DELETE",
+      template: "/api_keys/{key_id}",
+      path: `/api_keys/${id(keyId)}`,
+      schema: apiKeyRevokedWire,
+      signal: options.signal,
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Projects
+
+  /** Every project of the account, following the pages (the cursor is the last project id). */
+  async listProjects(options: CallOptions & { pageSize?: number } = {}): Promise<Project[]> {
+    const limit = options.pageSize ?? 400;
+    const projects: Project[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.run({
+        method: "GET",
+        template: "/projects",
+        path: "/projects",
+        query: { limit, cursor },
+        schema: projectsPageWire,
+        signal: options.signal,
+      });
+      projects.push(...page.projects);
+      const next = page.pagination?.cursor ?? page.projects.at(-1)?.id;
+      if (page.projects.length < limit || next === undefined || next === cursor) return projects;
+      cursor = next;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Compute endpoints
+
+  createEndpoint(
+    projectId: string,
+    spec: EndpointCreateSpec,
+    options: CallOptions = {},
+  ): Promise<EndpointMutation> {
+    return this.mutateEndpoint(projectId, {
+      method: "POST",
+      template: "/projects/{project_id}/endpoints",
+      path: `/projects/${id(projectId)}/endpoints`,
+      body: endpointBody(spec),
+      schema: endpointMutationWire,
+      signal: options.signal,
+    });
+  }
+
+  async listEndpoints(projectId: string, options: CallOptions = {}): Promise<Endpoint[]> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/endpoints",
+      path: `/projects/${id(projectId)}/endpoints`,
+      schema: endpointsResponseWire,
+      signal: options.signal,
+    });
+    return response.endpoints;
+  }
+
+  /** The project's endpoints, sharing one list request with concurrent readers (single-flight). */
+  snapshot(projectId: string): Promise<readonly Endpoint[]> {
+    return this.snapshots.get(projectId);
+  }
+
+  async getEndpoint(projectId: string, endpointId: string, options: CallOptions = {}): Promise<Endpoint> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/endpoints/{endpoint_id}",
+      path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
+      schema: endpointResponseWire,
+      signal: options.signal,
+    });
+    return response.endpoint;
+  }
+
+  updateEndpoint(
+    projectId: string,
+    endpointId: string,
+    patch: EndpointPatch,
+    options: CallOptions = {},
+  ): Promise<EndpointMutation> {
+    return this.mutateEndpoint(projectId, {
+      method: "PATCH",
+      template: "/projects/{project_id}/endpoints/{endpoint_id}",
+      path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
+      body: endpointBody(patch),
+      schema: endpointMutationWire,
+      signal: options.signal,
+    });
+  }
+
+  deleteEndpoint(
+    projectId: string,
+    endpointId: string,
+    options: CallOptions = {},
+  ): Promise<EndpointMutation> {
+    return this.mutateEndpoint(projectId, {
+      method: "DELETE",
+      template: "/projects/{project_id}/endpoints/{endpoint_id}",
+      path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
+      schema: endpointMutationWire,
+      signal: options.signal,
+    });
+  }
+
+  startEndpoint(projectId: string, endpointId: string, options: CallOptions = {}): Promise<EndpointMutation> {
+    return this.endpointAction(projectId, endpointId, "start", options);
+  }
+
+  suspendEndpoint(
+    projectId: string,
+    endpointId: string,
+    options: CallOptions = {},
+  ): Promise<EndpointMutation> {
+    return this.endpointAction(projectId, endpointId, "suspend", options);
+  }
+
+  /** Suspend then start, in one platform call. */
+  restartEndpoint(
+    projectId: string,
+    endpointId: string,
+    options: CallOptions = {},
+  ): Promise<EndpointMutation> {
+    return this.endpointAction(projectId, endpointId, "restart", options);
+  }
+
+  private endpointAction(
+    projectId: string,
+    endpointId: string,
+    action: "start" | "suspend" | "restart",
+    options: CallOptions,
+  ): Promise<EndpointMutation> {
+    return this.mutateEndpoint(projectId, {
+      method: "POST",
+      template: `/projects/{project_id}/endpoints/{endpoint_id}/${action}`,
+      path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}/${action}`,
+      schema: endpointMutationWire,
+      signal: options.signal,
+    });
+  }
+
+  async listBranchEndpoints(
+    projectId: string,
+    branchId: string,
+    options: CallOptions = {},
+  ): Promise<Endpoint[]> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/branches/{branch_id}/endpoints",
+      path: `/projects/${id(projectId)}/branches/${id(branchId)}/endpoints`,
+      schema: endpointsResponseWire,
+      signal: options.signal,
+    });
+    return response.endpoints;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Operations
+
+  /** One page of the project's operations, newest first. */
+  async listOperationsPage(
+    projectId: string,
+    page: { limit: number; cursor?: string | undefined },
+    options: CallOptions = {},
+  ): Promise<OperationsPage> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/operations",
+      path: `/projects/${id(projectId)}/operations`,
+      query: { limit: page.limit, cursor: page.cursor },
+      schema: operationsPageWire,
+      signal: options.signal,
+    });
+    return { operations: response.operations, cursor: response.pagination?.cursor };
+  }
+
+  /** Every operation of the project, newest first, page by page as the iteration goes. */
+  async *listOperations(
+    projectId: string,
+    options: CallOptions & { limit?: number } = {},
+  ): AsyncGenerator<Operation, void, undefined> {
+    const limit = options.limit ?? 100;
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.listOperationsPage(projectId, { limit, cursor }, options);
+      yield* page.operations;
+      // The platform always sends a cursor, even on the last page: a short page is the end.
+      if (page.operations.length < limit || page.cursor === undefined || page.cursor === cursor) return;
+      cursor = page.cursor;
+    }
+  }
+
+  async getOperation(projectId: string, operationId: string, options: CallOptions = {}): Promise<Operation> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/operations/{operation_id}",
+      path: `/projects/${id(projectId)}/operations/${id(operationId)}`,
+      schema: operationResponseWire,
+      signal: options.signal,
+    });
+    return response.operation;
+  }
+
+  /** The project's tracker, which settles many pending operations with one list pass. */
+  operationsTracker(projectId: string): OperationsTracker {
+    let tracker = this.trackers.get(projectId);
+    if (!tracker) {
+      tracker = new OperationsTracker(this, projectId, this.trackerOptions);
+      this.trackers.set(projectId, tracker);
+    }
+    return tracker;
+  }
+
+  /**
+   * Reports whether operations finished, failed or are still running. By default it looks once
+   * and returns; `running` carries `retryAfterMs` (the poll interval) for the caller's requeue.
+   */
+  waitForOperations(
+    projectId: string,
+    operations: readonly (Operation | string)[],
+    options: WaitOptions = {},
+  ): Promise<OperationsOutcome> {
+    return waitForOperations(this.operationsTracker(projectId), operations, {
+      pollIntervalMs: this.pollIntervalMs,
+      ...options,
+    });
+  }
+
+  /** Closes the keep-alive connections. */
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Errors of the platform client. The controller runtime classifies a thrown error by its shape
+ * (`retryable`, `retryAfterMs`, `terminal`), never by its class, so every error carries all three.
+ * None of them ever holds the API key: messages come from the platform or from this client, and
+ * are passed through `redactSecret` before they are stored.
+ */
+
+export interface PlatformErrorDetails {
+  /** HTTP status, or undefined when no response arrived. */
+  status?: number | undefined;
+  /** The platform's error code (often empty), or a client code such as "network_error". */
+  code?: string | undefined;
+  /** The request id sent as X-Request-ID (and echoed by the platform as request_id). */
+  requestId?: string | undefined;
+  /** Route template with method, e.g. "POST /projects/{project_id}/endpoints". */
+  route: string;
+  retryAfterMs?: number | undefined;
+  cause?: unknown;
+}
+
+export class PlatformError extends Error {
+  readonly status: number | undefined;
+  readonly code: string;
+  readonly requestId: string | undefined;
+  readonly route: string;
+  /** Whether the same call may succeed later without changing anything. */
+  readonly retryable: boolean = false;
+  /** True when the spec itself must change: retrying the same request cannot help. */
+  readonly terminal: boolean = false;
+  /** When to try again, if the platform or the rate budget said so. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, details: PlatformErrorDetails) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
+    this.status = details.status;
+    this.code = details.code ?? "";
+    this.requestId = details.requestId;
+    this.route = details.route;
+    this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/** 400: the request is malformed for the platform; the spec must change. */
+export class BadRequestError extends PlatformError {
+  override readonly terminal = true;
+}
+
+/** 401: the key is missing, invalid or revoked. Retrying with the same key cannot help. */
+export class UnauthorizedError extends PlatformError {}
+
+/** 403: the key may not act on this object. */
+export class ForbiddenError extends PlatformError {}
+
+/** 404: the object (or route) does not exist. */
+export class NotFoundError extends PlatformError {}
+
+/** 409: a conflict with existing state, e.g. the branch already has a read-write endpoint. */
+export class ConflictError extends PlatformError {}
+
+/** 422: the current state forbids the request, or the spec is invalid; the spec must change. */
+export class UnprocessableError extends PlatformError {
+  override readonly terminal = true;
+}
+
+/** 423: the project has conflicting operations running; safe to retry later. */
+export class LockedError extends PlatformError {
+  override readonly retryable = true;
+}
+
+/** 429: the account's rate limit was hit (or the client's own budget could not grant in time). */
+export class RateLimitedError extends PlatformError {
+  override readonly retryable = true;
+}
+
+/** 5xx. A 5xx answer to a mutation other than 503 is reported as OutcomeUnknownError instead. */
+export class ServerError extends PlatformError {
+  override readonly retryable = true;
+}
+
+/** No HTTP response: connection refused, reset, timeout, DNS failure. */
+export class NetworkError extends PlatformError {
+  override readonly retryable = true;
+}
+
+/** The platform answered with a body that does not fit the contract. */
+export class ResponseValidationError extends PlatformError {}
+
+/**
+ * A mutation was sent but its response was lost (reset after sending, timeout, 500/502/504).
+ * The platform may or may not have applied it. It is never re-sent by the client: the caller
+ * resolves it by observing (listing endpoints, keys, operations) before acting again.
+ */
+export class OutcomeUnknownError extends PlatformError {
+  override readonly retryable = true;
+}
+
+/** Replaces every occurrence of the secret in a text; used on every message an error stores. */
+export function redactSecret(text: string, secret: string | undefined): string {
+  if (!secret) return text;
+  return text.split(secret).join("[REDACTED]");
+}
+
+/** Picks the error class for an HTTP status. */
+export function errorClassForStatus(
+  status: number,
+): new (message: string, details: PlatformErrorDetails) => PlatformError {
+  switch (status) {
+    case 400:
+      return BadRequestError;
+    case 401:
+      return UnauthorizedError;
+    case 403:
+      return ForbiddenError;
+    case 404:
+      return NotFoundError;
+    case 409:
+      return ConflictError;
+    case 422:
+      return UnprocessableError;
+    case 423:
+      return LockedError;
+    case 429:
+      return RateLimitedError;
+    default:
+      return status >= 500 ? ServerError : PlatformError;
+  }
+}

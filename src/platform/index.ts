@@ -1,0 +1,32 @@
+// The platform client layer: everything other layers use from src/platform.
+export { PLATFORM_RATE_LIMITS, RateBudget, type RateLimits, type RequestKind } from "./budget.ts";
+export { DEFAULT_BASE_URL, PlatformClient, type CallOptions, type PlatformClientOptions } from "./client.ts";
+export * from "./errors.ts";
+export type { RetryOptions } from "./exchange.ts";
+export { noMetrics, type PlatformMetrics, type PlatformRequestInfo } from "./metrics.ts";
+export {
+  isSettled,
+  OperationsTracker,
+  summarizeOperations,
+  waitForOperations,
+  type OperationsOutcome,
+  type OperationsPage,
+  type OperationsSource,
+  type OperationsTrackerOptions,
+  type WaitOptions,
+} from "./operations.ts";
+export type {
+  ApiKey,
+  ApiKeyCreated,
+  ApiKeyRevoked,
+  Endpoint,
+  EndpointCreateSpec,
+  EndpointMutation,
+  EndpointPatch,
+  EndpointType,
+  Operation,
+  OperationStatus,
+  Project,
+} from "./schemas.ts";
+export { EndpointSnapshot, type EndpointSnapshotOptions } from "./snapshot.ts";
+export type { TransportTimeouts } from "./transport.ts";
