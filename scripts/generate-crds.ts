@@ -1,0 +1,22 @@
+// `npm run generate`: writes crds/*.yaml from the zod schemas in src/api, and
+// the copies that kustomize (deploy/crds/) and Helm (the chart's files/crds/)
+// need because neither loads files from outside its own folder.
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { crdFileName, kinds } from "../src/api/index.ts";
+import { renderCrdYaml } from "../src/api/kind.ts";
+
+const root = join(import.meta.dirname, "..");
+const targets = [
+  join(root, "crds"),
+  join(root, "deploy", "crds"),
+  join(root, "deploy", "helm", "neon-cloud-operator", "files", "crds"),
+];
+for (const dir of targets) {
+  await mkdir(dir, { recursive: true });
+  for (const kind of kinds) {
+    const file = join(dir, crdFileName(kind));
+    await writeFile(file, renderCrdYaml(kind));
+    process.stdout.write(`wrote ${file}\n`);
+  }
+}

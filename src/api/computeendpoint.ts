@@ -1,0 +1,200 @@
+// ComputeEndpoint: a compute endpoint of a branch on the platform, declared in Kubernetes.
+import { z } from "zod";
+import { Conditions } from "./conditions.ts";
+import { defineKind } from "./kind.ts";
+import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
+
+/** Compute sizes the platform offers, in compute units (1 CU = 1 vCPU, 4 GB RAM). */
+export const computeSizes: readonly number[] = [
+  0.25,
+  0.5,
+  ...Array.from({ length: 16 }, (_, i) => i + 1),
+  ...Array.from({ length: 20 }, (_, i) => 18 + 2 * i),
+];
+/** Largest size an autoscaling range may reach, and its widest span. */
+export const maxAutoscalingCu = 16;
+export const maxAutoscalingSpanCu = 8;
+
+const sizeList = `[${computeSizes.map((s) => (Number.isInteger(s) ? `${s}.0` : `${s}`)).join(", ")}]`;
+const sizeWords = "0.25, 0.5, a whole number from 1 to 16, or an even number from 18 to 56";
+
+export const ComputeUnits = z
+  .object({
+    min: z.number().describe(`Minimum compute size in CU: ${sizeWords}.`),
+    max: z
+      .number()
+      .optional()
+      .describe("Maximum compute size in CU; omitted or equal to min for a fixed size."),
+  })
+  .describe(
+    "Compute size in compute units (CU). A fixed size sets min only (or min = max); an autoscaling range sets min < max. Changing it restarts the endpoint.",
+  )
+  .meta(
+    cel(
+      {
+        rule: `self.min in ${sizeList}`,
+        message: `computeUnits.min must be ${sizeWords}`,
+        fieldPath: ".min",
+      },
+      {
+        rule: `!has(self.max) || self.max in ${sizeList}`,
+        message: `computeUnits.max must be ${sizeWords}`,
+        fieldPath: ".max",
+      },
+      {
+        rule: "!has(self.max) || self.min <= self.max",
+        message: "computeUnits.min must be less than or equal to computeUnits.max",
+      },
+      {
+        rule: `!has(self.max) || self.min == self.max || self.max <= ${maxAutoscalingCu}.0`,
+        message: `an autoscaling range (min < max) must stay within ${maxAutoscalingCu} CU; larger sizes are fixed only`,
+      },
+      {
+        rule: `!has(self.max) || self.max - self.min <= ${maxAutoscalingSpanCu}.0`,
+        message: `computeUnits.max - computeUnits.min must be at most ${maxAutoscalingSpanCu} CU`,
+      },
+    ),
+  );
+export type ComputeUnits = z.infer<typeof ComputeUnits>;
+
+export const ComputeEndpointSpec = z
+  .object({
+    projectId: platformId
+      .describe("The platform project of the endpoint. Immutable.")
+      .meta(immutable("projectId")),
+    branchId: platformId.describe(
+      "The branch the endpoint is attached to. Changing it moves the endpoint to the other branch.",
+    ),
+    type: z
+      .enum(["read_write", "read_only"])
+      .default("read_write")
+      .describe("read_write (one per branch) or read_only (a read replica). Immutable.")
+      .meta(immutable("type")),
+    computeUnits: ComputeUnits.optional(),
+    autosuspend: z
+      .union([z.literal("never"), boundedDuration("autosuspend", "60s", "168h")])
+      .optional()
+      .describe(
+        'Inactivity before the endpoint suspends: a duration from 1m to 168h (7 days), or "never". Omitted: the platform default (5m).',
+      ),
+    pooler: z
+      .object({
+        enabled: z.boolean().describe("Serve a pooled connection host."),
+        mode: z
+          .enum(["transaction"])
+          .default("transaction")
+          .describe("Pooling mode; the platform offers transaction."),
+      })
+      .optional()
+      .describe("Connection pooler settings."),
+    pgSettings: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe("Postgres settings applied to the endpoint."),
+    disabled: z.boolean().optional().describe("A disabled endpoint refuses connections."),
+    suspended: z
+      .boolean()
+      .optional()
+      .describe("Desired run state: true suspends the endpoint and keeps it suspended; false starts it."),
+    credentials: SecretKeyRef.optional(),
+    deletionPolicy: z
+      .enum(["Delete", "Orphan"])
+      .default("Delete")
+      .describe("Delete removes the platform endpoint with this resource; Orphan leaves it running."),
+    endpointId: platformId
+      .optional()
+      .describe("An existing endpoint to adopt instead of creating one. Immutable once set."),
+    managementPolicy: z
+      .enum(["Manage", "ObserveOnly"])
+      .default("Manage")
+      .describe("Manage creates, updates and deletes; ObserveOnly only reports the endpoint's state."),
+    connectionConfigMapName: objectName
+      .optional()
+      .describe("Publish connection details (host, pooled host, port, ids, sslmode) to this ConfigMap."),
+  })
+  .describe("The desired endpoint.")
+  .meta(
+    cel(
+      {
+        rule: "!has(oldSelf.endpointId) || (has(self.endpointId) && self.endpointId == oldSelf.endpointId)",
+        message: "endpointId is immutable once set",
+        fieldPath: ".endpointId",
+      },
+      {
+        rule: "self.managementPolicy != 'ObserveOnly' || has(self.endpointId)",
+        message: "managementPolicy ObserveOnly needs an endpointId to observe",
+        fieldPath: ".endpointId",
+      },
+    ),
+  );
+export type ComputeEndpointSpec = z.infer<typeof ComputeEndpointSpec>;
+
+export const EndpointOperation = z.object({
+  id: z.string(),
+  action: z.string().describe("What the platform does, for example start_compute or apply_config."),
+  status: z.string().describe("scheduling, running, finished, failed (or another platform status)."),
+  failuresCount: z.int().min(0),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type EndpointOperation = z.infer<typeof EndpointOperation>;
+
+export const ComputeEndpointStatus = z
+  .object({
+    endpointId: z.string().optional().describe("The platform's id of the endpoint."),
+    creationName: z
+      .string()
+      .optional()
+      .describe(
+        "The name given to the endpoint on creation; finds it again if the create response was lost.",
+      ),
+    host: z.string().optional().describe("Connection host."),
+    pooledHost: z.string().optional().describe("Connection host through the pooler."),
+    proxyHost: z.string().optional(),
+    regionId: z.string().optional(),
+    branchId: z.string().optional().describe("The branch the endpoint is attached to now."),
+    currentState: z.string().optional().describe("init, active or idle."),
+    pendingState: z.string().optional().describe("The state a change under way leads to."),
+    lastActive: z.string().optional(),
+    computeUnits: z
+      .object({ min: z.number(), max: z.number() })
+      .optional()
+      .describe("Effective compute size."),
+    maxConnections: z.int().optional().describe("max_connections implied by the minimum compute size."),
+    operations: z.array(EndpointOperation).optional().describe("Operations of the last change."),
+    restartedAt: z.string().optional().describe("The restartedAt annotation value last acted upon."),
+    suspended: z
+      .boolean()
+      .optional()
+      .describe("The desired run state last applied; false after true starts the endpoint once."),
+    lastObservedAt: z.string().optional().describe("When the endpoint was last read from the platform."),
+    observedGeneration: z.int().optional(),
+    conditions: Conditions.optional(),
+  })
+  .describe("The observed endpoint.");
+export type ComputeEndpointStatus = z.infer<typeof ComputeEndpointStatus>;
+
+export const computeEndpointKind = defineKind({
+  kind: "ComputeEndpoint",
+  plural: "computeendpoints",
+  singular: "computeendpoint",
+  shortNames: ["cep"],
+  description: "A compute endpoint of a branch of a serverless Postgres project on the platform.",
+  spec: ComputeEndpointSpec,
+  status: ComputeEndpointStatus,
+  printerColumns: [
+    { name: "Project", type: "string", jsonPath: ".spec.projectId" },
+    { name: "Branch", type: "string", jsonPath: ".spec.branchId" },
+    { name: "Type", type: "string", jsonPath: ".spec.type" },
+    { name: "State", type: "string", jsonPath: ".status.currentState" },
+    { name: "Host", type: "string", jsonPath: ".status.host" },
+    { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    {
+      name: "Reason",
+      type: "string",
+      jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+      priority: 1,
+    },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+});

@@ -1,0 +1,18 @@
+// The committed CRDs are exactly what the schemas generate, so a schema
+// change cannot ship without its CRD (run `npm run generate`).
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { crdFileName, kinds } from "./index.ts";
+import { renderCrdYaml } from "./kind.ts";
+
+const crdDir = join(import.meta.dirname, "..", "..", "crds");
+
+describe("generated CRDs", () => {
+  for (const kind of kinds) {
+    it(`crds/${crdFileName(kind)} matches the ${kind.kind} schema`, async () => {
+      const committed = await readFile(join(crdDir, crdFileName(kind)), "utf8");
+      expect(committed, "crds/ is stale: run `npm run generate`").toBe(renderCrdYaml(kind));
+    });
+  }
+});

@@ -1,0 +1,9 @@
+// The API group and version of every custom resource of this operator.
+export const group = "neoncloud.dev";
+export const version = "v1alpha1";
+export const apiVersion = `${group}/${version}`;
+
+/** Annotation whose new value asks for a restart of the endpoint. */
+export const restartedAtAnnotation = `${group}/restartedAt`;
+/** Annotation that overrides the periodic drift-observation interval of one resource (a duration). */
+export const observeIntervalAnnotation = `${group}/observeInterval`;

@@ -1,0 +1,17 @@
+// Every kind this operator serves, in one list for generators and the CLI.
+import { apiKeyKind } from "./apikey.ts";
+import { computeEndpointKind } from "./computeendpoint.ts";
+import { renderCrdYaml } from "./kind.ts";
+
+export { apiKeyKind, computeEndpointKind };
+export const kinds = [computeEndpointKind, apiKeyKind] as const;
+
+/** The file under crds/ that holds a kind's generated CRD. */
+export function crdFileName(kind: { plural: string }): string {
+  return `${kind.plural}.yaml`;
+}
+
+/** All CRDs as one multi-document YAML stream (what `neon-cloud-operator crds` prints). */
+export function renderAllCrds(): string {
+  return kinds.map((k) => renderCrdYaml(k)).join("---\n");
+}

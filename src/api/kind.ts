@@ -1,0 +1,172 @@
+// A kind is defined once: its zod schemas give the TypeScript types, the
+// operator's own validation, and (through toCustomResourceDefinition) the
+// CRD's OpenAPI schema, CEL rules, printer columns and descriptions.
+import { stringify } from "yaml";
+import { z } from "zod";
+import type { CelRule } from "./fields.ts";
+import { group, version } from "./group.ts";
+
+export interface PrinterColumn {
+  name: string;
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+export interface KindDefinition<Spec extends z.ZodType, Status extends z.ZodType> {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  description: string;
+  spec: Spec;
+  status: Status;
+  printerColumns: PrinterColumn[];
+}
+
+export interface DefinedKind<Spec extends z.ZodType, Status extends z.ZodType> extends KindDefinition<
+  Spec,
+  Status
+> {
+  group: string;
+  version: string;
+  apiVersion: string;
+  /** The CRD's metadata.name: `<plural>.<group>`. */
+  crdName: string;
+}
+
+export function defineKind<Spec extends z.ZodType, Status extends z.ZodType>(
+  definition: KindDefinition<Spec, Status>,
+): DefinedKind<Spec, Status> {
+  return {
+    ...definition,
+    group,
+    version,
+    apiVersion: `${group}/${version}`,
+    crdName: `${definition.plural}.${group}`,
+  };
+}
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * Turns zod's JSON Schema into a Kubernetes structural schema: no `$schema`,
+ * no unions of types (a union of strings is one string with both rules kept
+ * as CEL alternatives), and no JavaScript-only bounds.
+ */
+function structural(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "$schema") continue;
+    if (key === "maximum" && value === Number.MAX_SAFE_INTEGER) continue;
+    if (key === "minimum" && value === Number.MIN_SAFE_INTEGER) continue;
+    if (key === "properties" && value && typeof value === "object") {
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, structural(v)]),
+      );
+    } else if ((key === "items" || key === "additionalProperties") && value && typeof value === "object") {
+      out[key] = structural(value as JsonSchema);
+    } else {
+      out[key] = value;
+    }
+  }
+  const alternatives = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (alternatives) return mergeStringAlternatives(out, alternatives);
+  return out;
+}
+
+/**
+ * `"never" | <duration>` and the like: structural schemas forbid type unions,
+ * so the alternatives become one string whose pattern accepts either, with
+ * each alternative's CEL rules guarded to apply only to its own values.
+ */
+function mergeStringAlternatives(outer: JsonSchema, alternatives: JsonSchema[]): JsonSchema {
+  const parts = alternatives.map((a) => structural(a));
+  if (!parts.every((p) => p.type === "string")) {
+    throw new Error("CRD schemas support unions of strings only");
+  }
+  const { anyOf: _a, oneOf: _o, ...rest } = outer;
+  const patterns: string[] = [];
+  const rules: CelRule[] = [];
+  const literals: string[] = [];
+  for (const p of parts) {
+    if (Array.isArray(p.enum)) literals.push(...(p.enum as string[]));
+    else if (typeof p.const === "string") literals.push(p.const);
+    else if (typeof p.pattern === "string") patterns.push(p.pattern.replace(/^\^|\$$/g, ""));
+    const own = p["x-kubernetes-validations"] as CelRule[] | undefined;
+    if (own) rules.push(...own);
+  }
+  const isLiteral = literals.map((l) => `self == '${l}'`).join(" || ");
+  const escaped = literals.map((l) => l.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return {
+    ...rest,
+    type: "string",
+    pattern: `^(${[...escaped, ...patterns.map((p) => `(${p})`)].join("|")})$`,
+    ...(rules.length > 0
+      ? {
+          "x-kubernetes-validations": rules.map((r) => ({
+            ...r,
+            rule: isLiteral ? `${isLiteral} || (${r.rule})` : r.rule,
+          })),
+        }
+      : {}),
+  };
+}
+
+export function openApiSchema(schema: z.ZodType): JsonSchema {
+  return structural(z.toJSONSchema(schema, { target: "openapi-3.0", io: "input" }));
+}
+
+export function toCustomResourceDefinition(def: DefinedKind<z.ZodType, z.ZodType>): JsonSchema {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: {
+      name: def.crdName,
+      labels: { "app.kubernetes.io/part-of": "neon-cloud-operator" },
+    },
+    spec: {
+      group: def.group,
+      scope: "Namespaced",
+      names: {
+        kind: def.kind,
+        listKind: `${def.kind}List`,
+        plural: def.plural,
+        singular: def.singular,
+        shortNames: def.shortNames,
+        categories: ["neon"],
+      },
+      versions: [
+        {
+          name: def.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: def.printerColumns,
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              description: def.description,
+              required: ["spec"],
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: openApiSchema(def.spec),
+                status: openApiSchema(def.status),
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+const header =
+  "# Generated from src/api by `npm run generate`; do not edit. A test fails when this file is stale.\n";
+
+export function renderCrdYaml(def: DefinedKind<z.ZodType, z.ZodType>): string {
+  return header + stringify(toCustomResourceDefinition(def), { lineWidth: 0 });
+}
