@@ -1,0 +1,36 @@
+# The operator's container image. Build: docker build -t <registry>/neon-cloud-operator:<version> .
+#
+# The steps, as plain commands (a test mirrors them outside Docker):
+#   build stage:   npm ci && npm run build                  -> dist/
+#   runtime stage: npm ci --omit=dev --ignore-scripts       -> production node_modules/ only
+#                  copy dist/ and crds/; run as uid 65532
+#   start:         node dist/cli.js run                     (configured by NEON_OPERATOR_* variables)
+# Nothing is written outside /tmp at run time, so the root filesystem can be
+# read-only (deploy/ mounts an emptyDir at /tmp).
+
+# Node 24, the version the package's `node` devDependency pins.
+ARG NODE_IMAGE=node:24.21.0-trixie-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only; none of them needs an install script.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY crds ./crds
+# Root owns the files, the process runs as an unprivileged user that cannot change them.
+USER 65532:65532
+EXPOSE 8080
+# Exec form: node is PID 1 and receives SIGTERM itself; the operator drains its
+# work, releases the leader Lease and exits.
+ENTRYPOINT ["node", "dist/cli.js"]
+CMD ["run"]

@@ -1,0 +1,86 @@
+// The Helm chart as its user meets it: it lints, its values land where they
+// should, and a wrong value is refused with a message naming it.
+import { beforeAll, expect, test } from "vitest";
+import { deployTools, find, findAll, helmLint, helmTemplate, toolsTimeoutMs, type Loose } from "./render.ts";
+
+beforeAll(() => deployTools(), toolsTimeoutMs);
+
+test.each([
+  ["the default values", {}],
+  ["watchNamespaces", { watchNamespaces: "{team-a,team-b}" }],
+  ["a ServiceMonitor", { "serviceMonitor.enabled": "true" }],
+])("helm lint --strict passes with %s", async (_name, values) => {
+  expect(await helmLint(values)).toContain("0 chart(s) failed");
+});
+
+test("the values reach the operator's configuration", async () => {
+  const manifests = await helmTemplate({
+    "image.repository": "registry.example.com/platform/neon-operator",
+    "image.tag": "1.2.3",
+    "image.pullPolicy": "Always",
+    replicaCount: "3",
+    "credentials.secretName": "neon-admin-key",
+    "platform.baseUrl": "https://neon.example.com/api/v2",
+    logLevel: "debug",
+    "resources.limits.memory": "512Mi",
+  });
+  const deployment = find(manifests, "Deployment");
+  const container = deployment.spec.template.spec.containers[0];
+  expect(deployment.spec.replicas).toBe(3);
+  expect(container.image).toBe("registry.example.com/platform/neon-operator:1.2.3");
+  expect(container.imagePullPolicy).toBe("Always");
+  expect(container.resources.limits.memory).toBe("512Mi");
+  const env = Object.fromEntries(container.env.map((e: Loose) => [e.name, e.value]));
+  expect(env).toMatchObject({
+    NEON_OPERATOR_DEFAULT_CREDENTIALS_SECRET: "neon-admin-key",
+    NEON_OPERATOR_PLATFORM_BASE_URL: "https://neon.example.com/api/v2",
+    NEON_OPERATOR_LOG_LEVEL: "debug",
+  });
+});
+
+test("a credentials Secret of another name is the one the namespaced operator may read", async () => {
+  const manifests = await helmTemplate({
+    "credentials.secretName": "neon-admin-key",
+    watchNamespaces: "{apps}",
+  });
+  const role = find(manifests, "Role", "neon-cloud-operator-credentials");
+  expect(role.rules).toEqual([
+    {
+      apiGroups: [""],
+      resources: ["secrets"],
+      resourceNames: ["neon-admin-key"],
+      verbs: ["get", "list", "watch"],
+    },
+  ]);
+});
+
+test("a second release in the same namespace has its own names, pods and Lease", async () => {
+  const manifests = await helmTemplate({}, "billing");
+  const deployment = find(manifests, "Deployment");
+  expect(deployment.metadata.name).toBe("billing-neon-cloud-operator");
+  expect(deployment.spec.selector.matchLabels["app.kubernetes.io/instance"]).toBe("billing");
+  expect(deployment.spec.template.spec.containers[0].env).toContainEqual({
+    name: "NEON_OPERATOR_LEADER_ELECTION_ID",
+    value: "billing-neon-cloud-operator",
+  });
+  expect(find(manifests, "ClusterRoleBinding").roleRef.name).toBe("billing-neon-cloud-operator");
+});
+
+test.each([
+  [{ logLevel: "loud" }, "/logLevel"],
+  [{ "watchNamespaces[0]": "Team_A" }, "/watchNamespaces/0"],
+  [{ replicaCount: "0" }, "/replicaCount"],
+  [{ "platform.baseUrl": "console.neon.tech" }, "/platform/baseUrl"],
+])("a wrong value (%o) is refused, naming it", async (values, path) => {
+  await expect(helmTemplate(values)).rejects.toThrow(path);
+});
+
+test("no ServiceMonitor unless asked for", async () => {
+  expect(findAll(await helmTemplate(), "ServiceMonitor")).toEqual([]);
+  const monitor = find(
+    await helmTemplate({ "serviceMonitor.enabled": "true", "serviceMonitor.labels.release": "prom" }),
+    "ServiceMonitor",
+  );
+  expect(monitor.metadata.labels?.release).toBe("prom");
+  expect(monitor.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s" }]);
+});

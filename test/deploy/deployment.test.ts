@@ -1,0 +1,125 @@
+// The operator's pods as a cluster admin and the "restricted" Pod Security
+// Standard see them, in every way of installing.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { beforeAll, describe, expect, test } from "vitest";
+import {
+  deployTools,
+  find,
+  helmTemplate,
+  kustomize,
+  repoRoot,
+  toolsTimeoutMs,
+  type Loose,
+  type Manifest,
+} from "./render.ts";
+
+let renderings: Record<string, Manifest[]>;
+let packageVersion: string;
+
+beforeAll(async () => {
+  await deployTools();
+  packageVersion = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")).version;
+  renderings = {
+    "deploy/base": await kustomize("deploy/base"),
+    "deploy/namespaced": await kustomize("deploy/namespaced"),
+    "chart defaults": await helmTemplate(),
+    "chart with watchNamespaces": await helmTemplate({ "watchNamespaces[0]": "default" }),
+  };
+}, toolsTimeoutMs);
+
+const env = (container: Loose): Record<string, unknown> =>
+  Object.fromEntries(container.env.map((e: Loose) => [e.name, e.value ?? e.valueFrom]));
+
+describe.each(["deploy/base", "deploy/namespaced", "chart defaults", "chart with watchNamespaces"])(
+  "%s",
+  (name) => {
+    const deployment = () => find(renderings[name]!, "Deployment", "neon-cloud-operator");
+    const pod = () => deployment().spec.template.spec;
+    const container = () => pod().containers[0];
+
+    test("two replicas elect a leader through a Lease in the operator's namespace", () => {
+      expect(deployment().spec.replicas).toBe(2);
+      expect(env(container())).toMatchObject({
+        NEON_OPERATOR_LEADER_ELECTION: "true",
+        NEON_OPERATOR_LEADER_ELECTION_NAMESPACE: { fieldRef: { fieldPath: "metadata.namespace" } },
+        POD_NAMESPACE: { fieldRef: { fieldPath: "metadata.namespace" } },
+        POD_NAME: { fieldRef: { fieldPath: "metadata.name" } },
+      });
+      expect(deployment().spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+    });
+
+    test("the pod meets the restricted Pod Security Standard", () => {
+      expect(pod().securityContext).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        seccompProfile: { type: "RuntimeDefault" },
+      });
+      expect(pod().containers).toHaveLength(1);
+      expect(pod().initContainers).toBeUndefined();
+      expect(container().securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ["ALL"] },
+        seccompProfile: { type: "RuntimeDefault" },
+      });
+      expect(pod().hostNetwork ?? false).toBe(false);
+    });
+
+    test("only /tmp is writable, on an emptyDir", () => {
+      expect(container().volumeMounts).toEqual([{ name: "tmp", mountPath: "/tmp" }]);
+      expect(pod().volumes).toEqual([{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }]);
+    });
+
+    test("the kubelet probes /healthz and /readyz on the metrics port", () => {
+      expect(container().ports).toEqual([{ name: "metrics", containerPort: 8080, protocol: "TCP" }]);
+      expect(env(container()).NEON_OPERATOR_METRICS_ADDRESS).toBe(":8080");
+      expect(container().livenessProbe.httpGet).toEqual({ path: "/healthz", port: "metrics" });
+      expect(container().readinessProbe.httpGet).toEqual({ path: "/readyz", port: "metrics" });
+    });
+
+    test("CPU and memory are requested and limited", () => {
+      const { requests, limits } = container().resources;
+      expect(Object.keys(requests).sort()).toEqual(["cpu", "memory"]);
+      expect(Object.keys(limits).sort()).toEqual(["cpu", "memory"]);
+    });
+
+    test("the image runs the operator at the package's version", () => {
+      expect(container().image).toBe(`ghcr.io/neon-cloud-operator/neon-cloud-operator:${packageVersion}`);
+      expect(container().args).toEqual(["run"]);
+      expect(pod().serviceAccountName).toBe("neon-cloud-operator");
+    });
+
+    test("the default credentials are the Secret neon-api-key in the operator's own namespace", () => {
+      expect(env(container()).NEON_OPERATOR_DEFAULT_CREDENTIALS_SECRET).toBe("neon-api-key");
+    });
+
+    test("a drain keeps one replica, and the metrics Service reaches the pods", () => {
+      const selector = deployment().spec.selector.matchLabels;
+      expect(deployment().spec.template.metadata.labels).toMatchObject(selector);
+      const pdb = find(renderings[name]!, "PodDisruptionBudget");
+      expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: selector } });
+      const service = find(renderings[name]!, "Service", "neon-cloud-operator-metrics");
+      expect(service.spec.selector).toEqual(selector);
+      expect(service.spec.ports).toEqual([
+        { name: "metrics", port: 8080, targetPort: "metrics", protocol: "TCP" },
+      ]);
+    });
+
+    test("the pod gets longer to stop than the operator's 30 s shutdown deadline", () => {
+      expect(pod().terminationGracePeriodSeconds).toBeGreaterThan(30);
+    });
+  },
+);
+
+test("the namespaced variants tell the operator which namespace to watch; the others watch all", () => {
+  for (const name of ["deploy/namespaced", "chart with watchNamespaces"]) {
+    const container = find(renderings[name]!, "Deployment").spec.template.spec.containers[0];
+    expect(env(container).NEON_OPERATOR_NAMESPACES, name).toBe("default");
+  }
+  for (const name of ["deploy/base", "chart defaults"]) {
+    const container = find(renderings[name]!, "Deployment").spec.template.spec.containers[0];
+    expect(env(container).NEON_OPERATOR_NAMESPACES, name).toBeUndefined();
+  }
+});

@@ -1,0 +1,73 @@
+// The kustomize manifests and the Helm chart install the same operator: same
+// objects, same grants, same pod. A change made to one and not the other fails here.
+import { beforeAll, expect, test } from "vitest";
+import {
+  deployTools,
+  grants,
+  helmTemplate,
+  kustomize,
+  kustomizeOverlay,
+  toolsTimeoutMs,
+  type Manifest,
+} from "./render.ts";
+
+/** Labels only Helm adds (release bookkeeping), and Helm's keep-on-uninstall policy. */
+const helmOnlyLabels = ["helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/version"];
+
+/** An object as compared: Helm's bookkeeping removed, rules as grants, env in name order. */
+function comparable(m: Manifest): Manifest {
+  const copy = structuredClone(m);
+  const labels = copy.metadata.labels;
+  if (labels) {
+    for (const label of helmOnlyLabels) delete labels[label];
+  }
+  if (copy.metadata.annotations) {
+    delete copy.metadata.annotations["helm.sh/resource-policy"];
+    if (Object.keys(copy.metadata.annotations).length === 0) delete copy.metadata.annotations;
+  }
+  if (Array.isArray(copy.rules)) copy.rules = grants(copy.rules);
+  for (const container of copy.spec?.template?.spec?.containers ?? []) {
+    container.env?.sort((a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name));
+  }
+  return copy;
+}
+
+function byIdentity(manifests: Manifest[]): Record<string, Manifest> {
+  return Object.fromEntries(
+    manifests
+      // Helm installs into a namespace it does not own (`--create-namespace`).
+      .filter((m) => m.kind !== "Namespace")
+      .map((m) => [`${m.kind} ${m.metadata.namespace ?? ""}/${m.metadata.name}`, comparable(m)]),
+  );
+}
+
+beforeAll(() => deployTools(), toolsTimeoutMs);
+
+test("the chart's defaults render what deploy/base applies", async () => {
+  const fromKustomize = byIdentity(await kustomize("deploy/base"));
+  const fromHelm = byIdentity(await helmTemplate());
+  expect(Object.keys(fromHelm).sort()).toEqual(Object.keys(fromKustomize).sort());
+  for (const [identity, manifest] of Object.entries(fromKustomize)) {
+    expect(fromHelm[identity], identity).toEqual(manifest);
+  }
+});
+
+test("the chart watching one namespace renders what deploy/namespaced applies", async () => {
+  const fromKustomize = byIdentity(await kustomize("deploy/namespaced"));
+  const fromHelm = byIdentity(await helmTemplate({ "watchNamespaces[0]": "default" }));
+  expect(Object.keys(fromHelm).sort()).toEqual(Object.keys(fromKustomize).sort());
+  for (const [identity, manifest] of Object.entries(fromKustomize)) {
+    expect(fromHelm[identity], identity).toEqual(manifest);
+  }
+});
+
+test("serviceMonitor.enabled renders the ServiceMonitor of the kustomize component", async () => {
+  const fromKustomize = byIdentity(
+    await kustomizeOverlay({ resources: ["deploy/base"], components: ["deploy/components/servicemonitor"] }),
+  );
+  const fromHelm = byIdentity(await helmTemplate({ "serviceMonitor.enabled": "true" }));
+  const identity = "ServiceMonitor neon-cloud-operator/neon-cloud-operator";
+  expect(fromKustomize[identity]).toBeDefined();
+  expect(fromHelm[identity]).toEqual(fromKustomize[identity]);
+  expect(byIdentity(await helmTemplate())[identity]).toBeUndefined();
+});
