@@ -339,6 +339,10 @@ function faultMessage(status: number): string {
       return "rate limit exceeded";
     case 503:
       return "service unavailable";
+    case 400:
+      return "request refused: invalid attribute";
+    case 422:
+      return "request refused by the project's current plan or state";
     default:
       return "internal error";
   }

@@ -14,7 +14,11 @@ export const requestFaultSchema = z.object({
     .describe("route pattern under /api/v2 as in the request log, e.g. /projects/:project_id/endpoints"),
   rate: probability.describe("probability that a matching request gets the fault"),
   times: z.number().int().positive().optional().describe("stop after injecting this many times"),
-  status: z.union([z.literal(500), z.literal(503), z.literal(423), z.literal(429)]).optional(),
+  // 400 and 422: the platform refusing a request the emulator's own rules would accept (a
+  // spec the platform's plan or state forbids), so operators can be tested for "terminal".
+  status: z
+    .union([z.literal(400), z.literal(422), z.literal(500), z.literal(503), z.literal(423), z.literal(429)])
+    .optional(),
   latency_ms: z.number().min(0).max(60_000).optional().describe("real milliseconds added before answering"),
   reset: z.boolean().optional().describe("drop the connection before handling the request"),
   lose_response: z.boolean().optional().describe("apply the request, then drop the connection unanswered"),
@@ -37,7 +41,7 @@ export type RequestFault = z.infer<typeof requestFaultSchema>;
 /** What happens to one request. */
 export interface FaultEffect {
   latencyMs: number;
-  status?: 500 | 503 | 423 | 429;
+  status?: 400 | 422 | 500 | 503 | 423 | 429;
   reset: boolean;
   loseResponse: boolean;
 }

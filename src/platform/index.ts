@@ -6,6 +6,7 @@ export type { RetryOptions } from "./exchange.ts";
 export { noMetrics, type PlatformMetrics, type PlatformRequestInfo } from "./metrics.ts";
 export {
   isSettled,
+  isFailed,
   OperationsTracker,
   summarizeOperations,
   waitForOperations,

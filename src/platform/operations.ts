@@ -35,8 +35,13 @@ const SETTLED = new Set(["finished", "skipped", "failed", "error", "cancelled"])
 const FAILED = new Set(["failed", "error", "cancelled"]);
 
 /** True once an operation will not change any more. */
-export function isSettled(operation: Operation): boolean {
+export function isSettled(operation: Pick<Operation, "status">): boolean {
   return SETTLED.has(operation.status);
+}
+
+/** True for a settled operation that did not succeed. */
+export function isFailed(operation: Pick<Operation, "status">): boolean {
+  return FAILED.has(operation.status);
 }
 
 interface Batch {
