@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, parseDuration } from "./config.ts";
+
+function problems(argv: string[], env: Record<string, string> = {}): string[] {
+  try {
+    loadConfig(argv, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe("operator configuration", () => {
+  it("has working defaults: all namespaces, leader election on, metrics on :8080", () => {
+    const config = loadConfig([], {});
+    expect(config).toMatchObject({
+      namespaces: [],
+      concurrency: 4,
+      resyncPeriodMs: 600_000,
+      platformBaseUrl: "https://console.neon.tech/api/v2",
+      logLevel: "info",
+      leaderElection: true,
+      metricsAddress: ":8080",
+      shutdownDeadlineMs: 30_000,
+    });
+    expect(config.defaultCredentialsSecret).toBeUndefined();
+  });
+
+  it("takes environment variables and lets flags override them", () => {
+    const config = loadConfig(["--concurrency=8", "--no-leader-election", "--namespaces", "team-a, team-b"], {
+      NEON_OPERATOR_CONCURRENCY: "2",
+      NEON_OPERATOR_RESYNC_PERIOD: "1h30m",
+      NEON_OPERATOR_DEFAULT_CREDENTIALS_SECRET: "ops/neon-api-key",
+      NEON_OPERATOR_LOG_LEVEL: "debug",
+    });
+    expect(config.concurrency).toBe(8);
+    expect(config.leaderElection).toBe(false);
+    expect(config.namespaces).toEqual(["team-a", "team-b"]);
+    expect(config.resyncPeriodMs).toBe(5_400_000);
+    expect(config.defaultCredentialsSecret).toBe("ops/neon-api-key");
+    expect(config.logLevel).toBe("debug");
+  });
+
+  it("names every bad value and where it came from", () => {
+    const found = problems(["--concurrency=zero", "--platform-base-url=ftp://x", "--bogus"], {
+      NEON_OPERATOR_RESYNC_PERIOD: "10 minutes",
+      NEON_OPERATOR_NAMESPACES: "Team_A",
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^--concurrency = "zero": expected a whole number/),
+        expect.stringMatching(/^--platform-base-url = "ftp:\/\/x": expected an http\(s\) URL/),
+        'unknown argument "--bogus"',
+        expect.stringMatching(/^NEON_OPERATOR_RESYNC_PERIOD = "10 minutes": expected a duration/),
+        expect.stringMatching(
+          /^NEON_OPERATOR_NAMESPACES = "Team_A": each namespace must be a DNS-1123 label/,
+        ),
+      ]),
+    );
+    expect(found).toHaveLength(5);
+  });
+
+  it("parses Go-style durations and rejects the rest", () => {
+    expect(parseDuration("250ms")).toBe(250);
+    expect(parseDuration("2m30s")).toBe(150_000);
+    expect(parseDuration("30")).toBeUndefined();
+    expect(parseDuration("5 m")).toBeUndefined();
+  });
+});

@@ -1,0 +1,318 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { Action } from "./action.ts";
+import { Controller, type ControllerOptions, type Reconciler } from "./controller.ts";
+import { TerminalError } from "./errors.ts";
+import { EventRecorder, eventKind } from "./events.ts";
+import { ContentType, KubeClient, type KubeObject, type ResourceKind } from "./kube.ts";
+import { createMetrics } from "./metrics.ts";
+import {
+  createNamespace,
+  installCrd,
+  loadKubeConfig,
+  waitFor,
+  widgetKind,
+  type Widget,
+} from "./testing/cluster.ts";
+
+const widgets = widgetKind();
+const configMaps: ResourceKind = { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap" };
+const finalizer = "runtime-test.neoncloud.dev/cleanup";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("controller on the real API server", () => {
+  let client: KubeClient;
+  const controllers: Controller<Widget>[] = [];
+
+  beforeAll(async () => {
+    client = new KubeClient(loadKubeConfig(inject("kubeconfig")));
+    await installCrd(client, widgets);
+  });
+  afterAll(async () => {
+    await Promise.all(controllers.map((c) => c.stop()));
+  });
+
+  async function run(
+    ns: string,
+    reconciler: Reconciler<Widget>,
+    options: Partial<ControllerOptions<Widget>> = {},
+    events?: EventRecorder,
+  ) {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const controller = new Controller<Widget>(
+      {
+        kind: widgets,
+        reconciler,
+        namespaces: [ns],
+        backoff: { baseDelayMs: 10, maxDelayMs: 200 },
+        ...options,
+      },
+      { client, metrics, events },
+    );
+    controllers.push(controller);
+    controller.startCaches();
+    await controller.waitForSync();
+    controller.startWorkers();
+    return { controller, metrics };
+  }
+
+  function widget(ns: string, name: string, extra: Partial<Widget["metadata"]> = {}): Widget {
+    return {
+      apiVersion: "runtime-test.neoncloud.dev/v1",
+      kind: "Widget",
+      metadata: { name, namespace: ns, ...extra },
+      spec: { size: 0 },
+    };
+  }
+
+  it("100 rapid updates of one object cause far fewer reconciles, never two at once", async () => {
+    const ns = await createNamespace(client, "burst");
+    let reconciles = 0;
+    let running = 0;
+    let overlapped = false;
+    let lastSize = -1;
+    await run(
+      ns,
+      {
+        async reconcile(obj) {
+          reconciles++;
+          if (++running > 1) overlapped = true;
+          await sleep(50);
+          lastSize = obj.spec?.size ?? -1;
+          running--;
+          return Action.done();
+        },
+      },
+      { concurrency: 4 },
+    );
+    await client.create(widgets, widget(ns, "busy"));
+    await waitFor(() => lastSize === 0, "the first reconcile");
+    const before = reconciles;
+    for (let size = 1; size <= 100; size++) {
+      await client.patch(widgets, ns, "busy", { spec: { size } }, ContentType.MergePatch);
+    }
+    await waitFor(() => lastSize === 100, "a reconcile of the last update");
+    const caused = reconciles - before;
+    expect(overlapped).toBe(false);
+    expect(caused).toBeGreaterThan(0);
+    expect(caused).toBeLessThan(50);
+  });
+
+  it("a reconcile that changes nothing writes nothing", async () => {
+    const ns = await createNamespace(client, "noop");
+    let reconciles = 0;
+    const { controller } = await run(
+      ns,
+      {
+        async reconcile(obj, ctx) {
+          reconciles++;
+          await ctx.status.patch(obj, {
+            observedGeneration: obj.metadata.generation,
+            conditions: ctx.conditions.setCondition(obj.status?.conditions as never, {
+              type: "Ready",
+              status: "True",
+              reason: "Reconciled",
+              message: "widget is ready",
+              observedGeneration: obj.metadata.generation,
+            }),
+          });
+          return Action.done();
+        },
+      },
+      { resyncPeriodMs: 100 },
+    );
+    await client.create(widgets, widget(ns, "steady"));
+    await waitFor(
+      () => controller.informer.get(ns, "steady")?.status?.observedGeneration === 1,
+      "the status write",
+    );
+    const written = controller.informer.get(ns, "steady")!;
+    const count = reconciles;
+    // Across a second boundary, so a needlessly refreshed timestamp would show.
+    const since = Date.now();
+    await waitFor(
+      () => reconciles >= count + 5 && Date.now() - since > 1_100,
+      "resync reconciles for over a second",
+    );
+    const now = await client.get<Widget>(widgets, ns, "steady");
+    expect(now?.metadata.resourceVersion).toBe(written.metadata.resourceVersion);
+  });
+
+  it("never starts a reconcile from a cached copy older than its own last status write", async () => {
+    const ns = await createNamespace(client, "ryw");
+    // Each pass counts from what it reads and requeues at once: a stale read would repeat a count.
+    const seen: number[] = [];
+    await run(ns, {
+      async reconcile(obj, ctx) {
+        const read = (obj.status as { count?: number } | undefined)?.count ?? 0;
+        if (read >= 20) return Action.done();
+        seen.push(read + 1);
+        await ctx.status.patch(obj, { ...(obj.status ?? {}), count: read + 1 });
+        return Action.requeueAfter(0);
+      },
+    });
+    await client.create(widgets, widget(ns, "counter"));
+    await waitFor(() => seen.includes(20), "twenty passes");
+    expect(seen.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    const stored = await client.get<Widget>(widgets, ns, "counter");
+    expect((stored?.status as { count?: number } | undefined)?.count).toBe(20);
+  });
+
+  it("adds its finalizer before the first reconcile, cleans up on delete, and keeps other finalizers", async () => {
+    const ns = await createNamespace(client, "finalizer");
+    const seen: string[][] = [];
+    const cleaned: string[] = [];
+    const { controller } = await run(
+      ns,
+      {
+        reconcile(obj) {
+          seen.push(obj.metadata.finalizers ?? []);
+          return Promise.resolve(Action.done());
+        },
+        cleanup(obj) {
+          cleaned.push(obj.metadata.name ?? "");
+          return Promise.resolve(Action.done());
+        },
+      },
+      { finalizer },
+    );
+    await client.create(widgets, widget(ns, "guarded", { finalizers: ["example.com/keep"] }));
+    await waitFor(() => seen.length > 0, "the first reconcile");
+    expect(seen[0]).toEqual(["example.com/keep", finalizer]);
+    await client.delete(widgets, ns, "guarded");
+    await waitFor(() => cleaned.includes("guarded"), "cleanup");
+    await waitFor(
+      () => controller.informer.get(ns, "guarded")?.metadata.finalizers?.length === 1,
+      "our finalizer to be removed",
+    );
+    expect(controller.informer.get(ns, "guarded")?.metadata.finalizers).toEqual(["example.com/keep"]);
+    await client.patch(widgets, ns, "guarded", { metadata: { finalizers: null } }, ContentType.MergePatch);
+    await waitFor(() => controller.informer.get(ns, "guarded") === undefined, "the object to go");
+  });
+
+  it("retries failures with backoff, but a terminal error waits for a spec change", async () => {
+    const ns = await createNamespace(client, "errors");
+    const calls = new Map<string, number>();
+    const events = new EventRecorder(client, {
+      controller: "runtime-test",
+      instance: "test",
+      minWriteIntervalMs: 50,
+    });
+    const { metrics } = await run(
+      ns,
+      {
+        reconcile(obj) {
+          const name = obj.metadata.name ?? "";
+          const n = (calls.get(name) ?? 0) + 1;
+          calls.set(name, n);
+          if (name === "flaky" && n < 4) throw new Error("platform unavailable");
+          if (name === "invalid" && obj.spec?.size === 13) throw new TerminalError("size 13 is not offered");
+          return Promise.resolve(Action.done());
+        },
+      },
+      { resyncPeriodMs: 100 },
+      events,
+    );
+    await client.create(widgets, widget(ns, "flaky"));
+    await client.create(widgets, { ...widget(ns, "invalid"), spec: { size: 13 } });
+    await waitFor(() => (calls.get("flaky") ?? 0) >= 4, "flaky to succeed after retries");
+    const terminalCalls = calls.get("invalid");
+    expect(terminalCalls).toBe(1);
+    // Resyncs keep reconciling "flaky" but never retry "invalid".
+    const flakyCalls = calls.get("flaky")!;
+    await waitFor(() => calls.get("flaky")! >= flakyCalls + 3, "resyncs");
+    expect(calls.get("invalid")).toBe(1);
+    await client.patch(widgets, ns, "invalid", { spec: { size: 12 } }, ContentType.MergePatch);
+    await waitFor(() => (calls.get("invalid") ?? 0) >= 2, "a retry after the spec changed");
+
+    const counts = await metrics.reconciles.get();
+    const byResult = Object.fromEntries(counts.values.map((v) => [String(v.labels.result), v.value]));
+    expect(byResult).toMatchObject({ error: 3, terminal: 1 });
+
+    // Three failures of "flaky" aggregate into one Event with a series count.
+    await events.flush();
+    const list = await client.list<KubeObject & { reason?: string; series?: { count: number } }>(eventKind, {
+      namespace: ns,
+    });
+    const flakyEvents = list.items.filter((e) => e.reason === "ReconcileError");
+    expect(flakyEvents).toHaveLength(1);
+    expect(flakyEvents[0]?.series?.count).toBe(3);
+  });
+
+  it("re-reconciles the objects that name a Secret when it appears, and reads it from the cache", async () => {
+    const ns = await createNamespace(client, "watches");
+    const secrets: ResourceKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" };
+    const sawSecret: boolean[] = [];
+    await run(
+      ns,
+      {
+        reconcile(obj, ctx) {
+          sawSecret.push(ctx.cache(secrets).get(ns, obj.spec?.note ?? "") !== undefined);
+          return Promise.resolve(Action.done());
+        },
+      },
+      {
+        watches: [
+          {
+            kind: secrets,
+            map: (secret, primary) =>
+              primary
+                .list(secret.metadata.namespace)
+                .filter((w) => w.spec?.note === secret.metadata.name)
+                .map((w) => `${w.metadata.namespace}/${w.metadata.name}`),
+          },
+        ],
+      },
+    );
+    await client.create(widgets, { ...widget(ns, "needs-creds"), spec: { note: "creds" } });
+    await waitFor(() => sawSecret.length === 1, "the first reconcile");
+    expect(sawSecret).toEqual([false]);
+    await client.create(secrets, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "creds", namespace: ns },
+      stringData: { apiKey: "not-a-real-key" },
+    } as KubeObject);
+    await waitFor(() => sawSecret.length === 2, "a reconcile when the Secret appears");
+    expect(sawSecret).toEqual([false, true]);
+  });
+
+  it("re-reconciles the owner when an owned object changes or is deleted", async () => {
+    const ns = await createNamespace(client, "owns");
+    const reconciled: string[] = [];
+    const { controller } = await run(
+      ns,
+      {
+        reconcile(obj) {
+          reconciled.push(obj.metadata.name ?? "");
+          return Promise.resolve(Action.done());
+        },
+      },
+      { owns: [configMaps] },
+    );
+    const owner = await client.create<Widget>(widgets, widget(ns, "owner"));
+    await waitFor(() => reconciled.includes("owner"), "the first reconcile");
+    await client.create(configMaps, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: "owned",
+        namespace: ns,
+        ownerReferences: [
+          {
+            apiVersion: owner.apiVersion!,
+            kind: "Widget",
+            name: "owner",
+            uid: owner.metadata.uid!,
+            controller: true,
+          },
+        ],
+      },
+    });
+    await waitFor(() => reconciled.length >= 2, "a reconcile for the new owned object");
+    const before = reconciled.length;
+    await client.delete(configMaps, ns, "owned");
+    await waitFor(() => reconciled.length > before, "a reconcile for the deleted owned object");
+    expect(new Set(reconciled)).toEqual(new Set(["owner"]));
+    expect(controller.caches).toHaveLength(2);
+  });
+});

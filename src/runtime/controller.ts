@@ -1,0 +1,432 @@
+// A controller: one primary kind, its reconciler, and everything around it
+// (informers, queue, finalizer, error policy, metrics), so the reconciler
+// contains only the lifecycle of its kind. Modelled on kube-rs's Controller
+// and controller-runtime's builder (`watches` / `owns`).
+import { Action } from "./action.ts";
+import * as conditions from "./conditions.ts";
+import { classifyError, errorMessage } from "./errors.ts";
+import type { EventInput, EventRecorder } from "./events.ts";
+import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizers.ts";
+import { Informer, type InformerOptions } from "./informer.ts";
+import {
+  apiVersionOf,
+  objectKey,
+  parseKey,
+  type KubeClient,
+  type KubeObject,
+  type ResourceKind,
+} from "./kube.ts";
+import { silentLogger, type Logger } from "./log.ts";
+import type { Metrics, ReconcileResult } from "./metrics.ts";
+import { StatusWriter } from "./status.ts";
+import { WorkQueue, jittered, type BackoffOptions } from "./workqueue.ts";
+
+/** What a reconciler gets besides the object. */
+export interface Context<T extends KubeObject> {
+  kind: ResourceKind;
+  client: KubeClient;
+  /** Writes the object's status subresource; skips writes that change nothing. */
+  status: { patch(obj: T, status: Record<string, unknown>): Promise<T> };
+  conditions: typeof conditions;
+  /** Records Events about the object being reconciled (repeats are aggregated). */
+  events: {
+    normal(reason: string, action: string, note: string): void;
+    warning(reason: string, action: string, note: string): void;
+  };
+  /** The cache of a kind this controller watches (its own, `watches` or `owns`). */
+  cache<U extends KubeObject = KubeObject>(kind: ResourceKind): Informer<U>;
+  log: Logger;
+  /** Aborted when this replica must stop acting (lost leadership, shutdown past its deadline). */
+  signal: AbortSignal;
+}
+
+export interface Reconciler<T extends KubeObject> {
+  /** Brings the world in line with `obj`. Throw to retry (see errors.ts for how errors steer retries). */
+  reconcile(obj: T, ctx: Context<T>): Promise<Action>;
+  /** With a finalizer configured: called while the object is being deleted; the finalizer is removed when it returns done. */
+  cleanup?(obj: T, ctx: Context<T>): Promise<Action>;
+}
+
+/**
+ * A secondary kind whose changes re-reconcile the primary objects `map`
+ * returns keys (`namespace/name`) for; `primary` is the primary kind's cache,
+ * e.g. to find every ComputeEndpoint naming a credentials Secret.
+ */
+export interface WatchSpec<T extends KubeObject = KubeObject, U extends KubeObject = KubeObject> {
+  kind: ResourceKind;
+  map(obj: U, primary: Informer<T>): string[];
+  labelSelector?: string;
+}
+
+/** A secondary kind whose objects name a primary object in their ownerReferences. */
+export interface OwnsSpec {
+  kind: ResourceKind;
+  labelSelector?: string;
+}
+
+export interface ControllerOptions<T extends KubeObject> {
+  kind: ResourceKind;
+  reconciler: Reconciler<T>;
+  /** Finalizer name, e.g. "neoncloud.dev/cleanup"; without it `cleanup` is never called. */
+  finalizer?: string;
+  /** Objects reconciled at once (default 4). */
+  concurrency?: number;
+  /** Every object is re-reconciled this often, jittered (default 10 min; 0 disables). */
+  resyncPeriodMs?: number;
+  namespaces?: string[];
+  labelSelector?: string;
+  watches?: WatchSpec<T>[];
+  owns?: (ResourceKind | OwnsSpec)[];
+  /** Per-object retry backoff (default 5 ms doubling to 5 min, jittered). */
+  backoff?: BackoffOptions;
+  /** Tuning of the informers (watch timeouts, watchdog, reconnect backoff). */
+  informer?: Omit<InformerOptions, "namespaces" | "labelSelector" | "log">;
+}
+
+export interface ControllerDeps {
+  client: KubeClient;
+  metrics?: Metrics;
+  events?: EventRecorder;
+  log?: Logger;
+}
+
+/** How long a reconcile waits for the cache to show this controller's own write before reading afresh. */
+const ownWriteWaitMs = 2_000;
+
+function kindId(kind: ResourceKind): string {
+  return `${kind.plural}.${kind.group || "core"}`;
+}
+
+export class Controller<T extends KubeObject = KubeObject> {
+  readonly kind: ResourceKind;
+  readonly informer: Informer<T>;
+  private readonly options: ControllerOptions<T>;
+  private readonly deps: ControllerDeps;
+  private readonly log: Logger;
+  private readonly informers = new Map<string, Informer>();
+  private readonly statusWriter: StatusWriter;
+  /**
+   * This controller's last write per key (status, finalizer), until the cache
+   * shows it. A reconcile must not start from a cached copy older than its own
+   * write: it would act on status it already superseded (a second restart, say).
+   */
+  private readonly ownWrites = new Map<string, { resourceVersion: string; at: number }>();
+  /** Keys that failed terminally, with the generation that failed: no retry until it changes. */
+  private readonly terminal = new Map<string, number | undefined>();
+  private queue: WorkQueue | undefined;
+  private term: AbortController | undefined;
+  private workers: Promise<void>[] = [];
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private running = 0;
+  private peak = 0;
+
+  constructor(options: ControllerOptions<T>, deps: ControllerDeps) {
+    this.options = options;
+    this.deps = deps;
+    this.kind = options.kind;
+    this.log = (deps.log ?? silentLogger).child({ controller: options.kind.kind });
+    this.statusWriter = new StatusWriter(deps.client, options.kind);
+    const informerOptions = (labelSelector?: string): InformerOptions => ({
+      ...options.informer,
+      namespaces: options.namespaces,
+      labelSelector,
+      log: this.log,
+    });
+    this.informer = new Informer<T>(deps.client, options.kind, informerOptions(options.labelSelector));
+    this.informers.set(kindId(options.kind), this.informer);
+    this.informer.on({
+      add: (o) => {
+        this.cacheCaughtUp(o);
+        this.enqueue(objectKey(o));
+      },
+      update: (_, o) => {
+        this.cacheCaughtUp(o);
+        this.enqueue(objectKey(o));
+      },
+      delete: (o) => {
+        this.ownWrites.delete(objectKey(o));
+        this.enqueue(objectKey(o));
+      },
+    });
+    for (const w of options.watches ?? []) {
+      this.secondary(w.kind, w.labelSelector, informerOptions).on({
+        add: (o) => this.enqueueAll(w.map(o, this.informer)),
+        update: (old, o) => this.enqueueAll([...w.map(old, this.informer), ...w.map(o, this.informer)]),
+        delete: (o) => this.enqueueAll(w.map(o, this.informer)),
+      });
+    }
+    for (const o of options.owns ?? []) {
+      const spec = "plural" in o ? { kind: o } : o;
+      const owners = (obj: KubeObject): string[] =>
+        (obj.metadata.ownerReferences ?? [])
+          .filter((r) => r.kind === this.kind.kind && r.apiVersion === apiVersionOf(this.kind))
+          .map((r) => (obj.metadata.namespace ? `${obj.metadata.namespace}/${r.name}` : r.name));
+      this.secondary(spec.kind, spec.labelSelector, informerOptions).on({
+        add: (obj) => this.enqueueAll(owners(obj)),
+        update: (old, obj) => this.enqueueAll([...owners(old), ...owners(obj)]),
+        delete: (obj) => this.enqueueAll(owners(obj)),
+      });
+    }
+  }
+
+  private secondary(
+    kind: ResourceKind,
+    labelSelector: string | undefined,
+    informerOptions: (labelSelector?: string) => InformerOptions,
+  ): Informer {
+    const id = kindId(kind);
+    if (this.informers.has(id)) throw new Error(`${this.kind.kind} controller watches ${id} twice`);
+    const informer = new Informer(this.deps.client, kind, informerOptions(labelSelector));
+    this.informers.set(id, informer);
+    return informer;
+  }
+
+  /** All caches this controller keeps (the manager reports readiness from them). */
+  get caches(): Informer[] {
+    return [...this.informers.values()];
+  }
+
+  get synced(): boolean {
+    return this.caches.every((i) => i.synced);
+  }
+
+  /** The most reconciles that ran at once so far (for tests and benchmarks). */
+  get peakConcurrency(): number {
+    return this.peak;
+  }
+
+  /** Starts the caches. Standby replicas do this too, so a new leader starts warm. */
+  startCaches(): void {
+    for (const informer of this.informers.values()) informer.start();
+  }
+
+  async waitForSync(): Promise<void> {
+    await Promise.all(this.caches.map((i) => i.waitForSync()));
+  }
+
+  /** Begins reconciling (on becoming leader): every cached object is queued once. */
+  startWorkers(): void {
+    if (this.queue) return;
+    const kind = this.kind.kind;
+    const metrics = this.deps.metrics;
+    this.queue = new WorkQueue({
+      ...this.options.backoff,
+      hooks: {
+        depth: (d) => metrics?.queueDepth.set({ kind }, d),
+        waited: (ms) => metrics?.queueWait.observe({ kind }, ms / 1000),
+      },
+    });
+    this.term = new AbortController();
+    for (const key of this.informer.keys()) this.queue.add(key);
+    const concurrency = this.options.concurrency ?? 4;
+    this.workers = Array.from({ length: concurrency }, () => this.work(this.queue!, this.term!.signal));
+    this.scheduleResync();
+  }
+
+  /**
+   * Stops reconciling. Running reconciles get `deadlineMs` to finish; then
+   * (or at once with 0, when leadership is lost) their signal is aborted.
+   */
+  async stopWorkers(deadlineMs: number): Promise<void> {
+    const queue = this.queue;
+    const term = this.term;
+    if (!queue || !term) return;
+    this.queue = undefined;
+    clearTimeout(this.resyncTimer);
+    if (deadlineMs <= 0) term.abort(new Error("stopped acting"));
+    const drained = await queue.drain(deadlineMs);
+    if (!drained && !term.signal.aborted) {
+      this.log.warn(
+        { inFlight: queue.inFlight },
+        "reconciles still running at the shutdown deadline; aborting them",
+      );
+      term.abort(new Error("shutdown deadline passed"));
+    }
+    // An aborted reconcile gets a moment to notice its signal; one that ignores it is left behind.
+    const workers = Promise.all(this.workers);
+    this.workers = [];
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      workers,
+      new Promise((resolve) => (timer = setTimeout(resolve, drained ? 0 : 1_000))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Stops workers and caches. */
+  async stop(deadlineMs = 0): Promise<void> {
+    await this.stopWorkers(deadlineMs);
+    await Promise.all(this.caches.map((i) => i.stop()));
+  }
+
+  /** Queues `key` (namespace/name) for reconciling, e.g. from a custom trigger. */
+  enqueue(key: string): void {
+    this.queue?.add(key);
+  }
+
+  private noteOwnWrite(obj: KubeObject): void {
+    const resourceVersion = obj.metadata.resourceVersion;
+    if (resourceVersion) this.ownWrites.set(objectKey(obj), { resourceVersion, at: Date.now() });
+  }
+
+  private cacheCaughtUp(obj: KubeObject): void {
+    const key = objectKey(obj);
+    if (this.ownWrites.get(key)?.resourceVersion === obj.metadata.resourceVersion) this.ownWrites.delete(key);
+  }
+
+  /**
+   * The object to reconcile: the cached copy, unless it predates this
+   * controller's own last write. Then wait a moment for the watch to deliver
+   * the write (the usual case: milliseconds), and past that read it afresh.
+   */
+  private async current(key: string, queue: WorkQueue): Promise<T | "wait" | undefined> {
+    const cached = this.informer.getByKey(key);
+    const own = this.ownWrites.get(key);
+    if (!cached || !own || cached.metadata.resourceVersion === own.resourceVersion) return cached;
+    if (Date.now() - own.at < ownWriteWaitMs) {
+      queue.addAfter(key, 20);
+      return "wait";
+    }
+    this.ownWrites.delete(key);
+    const { namespace, name } = parseKey(key);
+    return this.deps.client.get<T>(this.kind, namespace, name);
+  }
+
+  private enqueueAll(keys: string[]): void {
+    for (const key of new Set(keys)) this.enqueue(key);
+  }
+
+  private scheduleResync(): void {
+    const period = this.options.resyncPeriodMs ?? 600_000;
+    if (period <= 0) return;
+    this.resyncTimer = setTimeout(() => {
+      for (const key of this.informer.keys()) this.enqueue(key);
+      this.scheduleResync();
+    }, jittered(period));
+    this.resyncTimer.unref();
+  }
+
+  private async work(queue: WorkQueue, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      this.running++;
+      this.peak = Math.max(this.peak, this.running);
+      try {
+        if (!signal.aborted) await this.process(key, queue, signal);
+      } finally {
+        this.running--;
+        queue.done(key);
+      }
+    }
+  }
+
+  private context(obj: T, signal: AbortSignal, log: Logger): Context<T> {
+    const events = this.deps.events;
+    const record = (input: EventInput): void => {
+      if (!signal.aborted) events?.record(obj, input);
+    };
+    return {
+      kind: this.kind,
+      client: this.deps.client,
+      status: {
+        patch: async (o, status) => {
+          signal.throwIfAborted();
+          const updated = await this.statusWriter.patch(o, status);
+          if (updated !== o) this.noteOwnWrite(updated);
+          return updated;
+        },
+      },
+      conditions,
+      events: {
+        normal: (reason, action, note) => record({ type: "Normal", reason, action, note }),
+        warning: (reason, action, note) => record({ type: "Warning", reason, action, note }),
+      },
+      cache: <U extends KubeObject>(kind: ResourceKind) => {
+        const informer = this.informers.get(kindId(kind));
+        if (!informer) throw new Error(`${this.kind.kind} controller does not watch ${kindId(kind)}`);
+        return informer as unknown as Informer<U>;
+      },
+      log,
+      signal,
+    };
+  }
+
+  private async process(key: string, queue: WorkQueue, signal: AbortSignal): Promise<void> {
+    const obj = await this.current(key, queue);
+    if (obj === "wait") return;
+    if (!obj) {
+      // Deleted (and finalized): nothing left to do.
+      queue.forget(key);
+      this.terminal.delete(key);
+      return;
+    }
+    const deleting = obj.metadata.deletionTimestamp !== undefined;
+    const generation = obj.metadata.generation;
+    if (!deleting && this.terminal.has(key) && this.terminal.get(key) === generation) return;
+    const log = this.log.child({ object: key, generation });
+    const ctx = this.context(obj, signal, log);
+    const started = performance.now();
+    let result: ReconcileResult;
+    try {
+      const action = deleting ? await this.finalize(obj, ctx) : await this.apply(obj, ctx);
+      queue.forget(key);
+      this.terminal.delete(key);
+      if (action.requeueAfterMs !== undefined) {
+        queue.addAfter(key, action.requeueAfterMs);
+        result = "requeue";
+      } else result = "success";
+    } catch (err) {
+      if (signal.aborted) {
+        log.info("reconcile interrupted: this replica stopped acting");
+        return;
+      }
+      const policy = classifyError(err);
+      const message = errorMessage(err);
+      if (policy.kind === "terminal") {
+        this.terminal.set(key, generation);
+        result = "terminal";
+        log.error({ err: message }, "reconcile failed terminally; waiting for a spec change");
+      } else {
+        if (policy.kind === "retryAfter") queue.addAfter(key, policy.ms);
+        else queue.addRateLimited(key);
+        result = "error";
+        log.warn({ err: message, failures: queue.failureCount(key) }, "reconcile failed; will retry");
+      }
+      ctx.events.warning(
+        policy.kind === "terminal" ? "ReconcileFailed" : "ReconcileError",
+        "Reconcile",
+        message,
+      );
+    }
+    this.deps.metrics?.reconciles.inc({ kind: this.kind.kind, result });
+    this.deps.metrics?.reconcileDuration.observe(
+      { kind: this.kind.kind },
+      (performance.now() - started) / 1000,
+    );
+  }
+
+  private async apply(obj: T, ctx: Context<T>): Promise<Action> {
+    let current = obj;
+    const finalizer = this.options.finalizer;
+    if (finalizer && !hasFinalizer(obj, finalizer)) {
+      // Before anything is created on the platform, so a deletion can never skip cleanup.
+      ctx.signal.throwIfAborted();
+      current = await addFinalizer(this.deps.client, this.kind, obj, finalizer);
+      this.noteOwnWrite(current);
+    }
+    return this.options.reconciler.reconcile(current, ctx);
+  }
+
+  private async finalize(obj: T, ctx: Context<T>): Promise<Action> {
+    const finalizer = this.options.finalizer;
+    if (!finalizer || !hasFinalizer(obj, finalizer)) return Action.done();
+    const action = this.options.reconciler.cleanup
+      ? await this.options.reconciler.cleanup(obj, ctx)
+      : Action.done();
+    if (action.requeueAfterMs !== undefined) return action;
+    ctx.signal.throwIfAborted();
+    await removeFinalizer(this.deps.client, this.kind, obj, finalizer);
+    return Action.done();
+  }
+}

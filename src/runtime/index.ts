@@ -1,0 +1,31 @@
+// The runtime's public surface, for controllers and the operator's entry point.
+export { Action } from "./action.ts";
+export { TerminalError, RetryAfterError, classifyError, errorMessage, type ErrorPolicy } from "./errors.ts";
+export {
+  Controller,
+  type Context,
+  type ControllerOptions,
+  type ControllerDeps,
+  type OwnsSpec,
+  type Reconciler,
+  type WatchSpec,
+} from "./controller.ts";
+export * from "./conditions.ts";
+export { loadConfig, configHelp, ConfigError, parseDuration, type OperatorConfig } from "./config.ts";
+export { EventRecorder, eventKind, type EventInput, type EventType } from "./events.ts";
+export { addFinalizer, removeFinalizer, hasFinalizer } from "./finalizers.ts";
+export { Informer, type InformerHandlers, type InformerOptions } from "./informer.ts";
+export * from "./kube.ts";
+export { LeaderElector, leaseKind, type LeaderElectionOptions, type LeaderCallbacks } from "./leader.ts";
+export { createLogger, silentLogger, type Logger } from "./log.ts";
+export { Manager, managerOptionsFromConfig, type ManagerOptions } from "./manager.ts";
+export { createMetrics, type Metrics, type PlatformClientMetrics, type ReconcileResult } from "./metrics.ts";
+export { startServer, type RunningServer, type ServerOptions } from "./server.ts";
+export { StatusWriter, jsonEqual, mergePatchFor } from "./status.ts";
+export {
+  WorkQueue,
+  backoffDelay,
+  jittered,
+  type BackoffOptions,
+  type WorkQueueOptions,
+} from "./workqueue.ts";

@@ -1,0 +1,194 @@
+// Ties the runtime together: controllers' caches start on every replica (so a
+// standby is warm), workers run only on the leader, the HTTP endpoints serve
+// metrics and probes, and SIGTERM stops taking work, lets running reconciles
+// finish within a deadline, releases the lease and returns.
+import { hostname } from "node:os";
+import { Controller, type ControllerOptions } from "./controller.ts";
+import type { OperatorConfig } from "./config.ts";
+import { EventRecorder } from "./events.ts";
+import type { KubeClient, KubeObject } from "./kube.ts";
+import { LeaderElector } from "./leader.ts";
+import { silentLogger, type Logger } from "./log.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
+import { startServer, type RunningServer } from "./server.ts";
+
+export interface ManagerOptions {
+  client: KubeClient;
+  /** Without a leader election, this replica acts as soon as its caches sync. */
+  leaderElection?: {
+    namespace: string;
+    name: string;
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
+  /** This replica's identity (default: $POD_NAME or host name, plus a random suffix). */
+  identity?: string;
+  /** Listen address of /metrics, /healthz, /readyz; omit to serve nothing. */
+  metricsAddress?: string;
+  /** How long running reconciles may take to finish on shutdown (default 30 s). */
+  shutdownDeadlineMs?: number;
+  /** reportingController of Events. */
+  eventController?: string;
+  metrics?: Metrics;
+  log?: Logger;
+  /** Told when this replica starts or stops acting (leadership gained or lost). */
+  onActingChange?(acting: boolean): void;
+}
+
+/** Manager options from the validated configuration. */
+export function managerOptionsFromConfig(
+  config: OperatorConfig,
+  client: KubeClient,
+  log?: Logger,
+): ManagerOptions {
+  return {
+    client,
+    log,
+    metricsAddress: config.metricsAddress,
+    shutdownDeadlineMs: config.shutdownDeadlineMs,
+    leaderElection: config.leaderElection
+      ? { namespace: config.leaderElectionNamespace, name: config.leaderElectionId }
+      : undefined,
+  };
+}
+
+export class Manager {
+  readonly metrics: Metrics;
+  readonly events: EventRecorder;
+  readonly identity: string;
+  private readonly options: ManagerOptions;
+  private readonly log: Logger;
+  private readonly controllers: Controller<KubeObject>[] = [];
+  private elector: LeaderElector | undefined;
+  private server: RunningServer | undefined;
+  private acting = false;
+  private started = false;
+  private stopping: Promise<void> | undefined;
+  /** Serialises starting and stopping workers when leadership flaps. */
+  private transition: Promise<void> = Promise.resolve();
+  private term: AbortController | undefined;
+
+  constructor(options: ManagerOptions) {
+    this.options = options;
+    this.log = options.log ?? silentLogger;
+    this.metrics = options.metrics ?? createMetrics();
+    this.identity =
+      options.identity ?? `${process.env.POD_NAME ?? hostname()}_${Math.random().toString(36).slice(2, 10)}`;
+    this.events = new EventRecorder(options.client, {
+      controller: options.eventController ?? "neoncloud.dev/neon-cloud-operator",
+      instance: this.identity,
+      log: this.log,
+    });
+  }
+
+  /** Creates a controller wired to this manager's client, metrics, events and logger. */
+  controller<T extends KubeObject>(options: ControllerOptions<T>): Controller<T> {
+    if (this.started) throw new Error("add controllers before starting the manager");
+    const controller = new Controller<T>(options, {
+      client: this.options.client,
+      metrics: this.metrics,
+      events: this.events,
+      log: this.log,
+    });
+    this.controllers.push(controller);
+    return controller;
+  }
+
+  /** True once every cache has been listed: reads from the caches reflect the cluster. */
+  get ready(): boolean {
+    return this.controllers.every((c) => c.synced);
+  }
+
+  /** True while this replica holds leadership (or runs without leader election) and reconciles. */
+  get isActing(): boolean {
+    return this.acting;
+  }
+
+  get serverUrl(): string | undefined {
+    return this.server?.url;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    if (this.options.metricsAddress !== undefined) {
+      this.server = await startServer({
+        address: this.options.metricsAddress,
+        registry: this.metrics.registry,
+        ready: () => this.ready,
+      });
+      this.log.info({ url: this.server.url }, "serving /metrics, /healthz, /readyz");
+    }
+    for (const c of this.controllers) c.startCaches();
+    const election = this.options.leaderElection;
+    if (!election) {
+      this.beginActing();
+      return;
+    }
+    this.elector = new LeaderElector(this.options.client, {
+      ...election,
+      identity: this.identity,
+      log: this.log,
+    });
+    this.elector.start({
+      onStartedLeading: () => this.beginActing(),
+      onStoppedLeading: () => void this.endActing(0),
+      onNewLeader: (leader) => this.log.info({ leader }, "leader observed"),
+    });
+  }
+
+  private beginActing(): void {
+    const term = new AbortController();
+    this.term = term;
+    this.acting = true;
+    this.metrics.leader.set(1);
+    this.options.onActingChange?.(true);
+    this.transition = this.transition.then(async () => {
+      // A new leader reconciles only from complete caches (unless it stops acting first).
+      const stopped = new Promise<void>((resolve) => term.signal.addEventListener("abort", () => resolve()));
+      await Promise.race([Promise.all(this.controllers.map((c) => c.waitForSync())), stopped]);
+      if (term.signal.aborted) return;
+      for (const c of this.controllers) c.startWorkers();
+    });
+  }
+
+  /** Stops reconciling; with deadline 0 running reconciles are aborted at once (leadership lost). */
+  private endActing(deadlineMs: number): Promise<void> {
+    this.term?.abort();
+    if (this.acting) this.options.onActingChange?.(false);
+    this.acting = false;
+    this.metrics.leader.set(0);
+    this.transition = this.transition.then(async () => {
+      await Promise.all(this.controllers.map((c) => c.stopWorkers(deadlineMs)));
+    });
+    return this.transition;
+  }
+
+  /** Stops taking work, lets reconciles finish within the deadline, releases the lease, stops caches and the server. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      const deadline = this.options.shutdownDeadlineMs ?? 30_000;
+      this.log.info({ deadlineMs: deadline }, "shutting down");
+      await this.endActing(deadline);
+      await this.elector?.stop();
+      await Promise.all(this.controllers.map((c) => c.stop()));
+      await this.events.flush();
+      await this.server?.close();
+      this.log.info("shut down");
+    })();
+    return this.stopping;
+  }
+
+  /** Starts, then waits for SIGTERM or SIGINT and shuts down cleanly; the caller exits 0. */
+  async run(): Promise<void> {
+    const signalled = new Promise<string>((resolve) => {
+      process.once("SIGTERM", () => resolve("SIGTERM"));
+      process.once("SIGINT", () => resolve("SIGINT"));
+    });
+    await this.start();
+    const signal = await signalled;
+    this.log.info({ signal }, "received signal");
+    await this.stop();
+  }
+}

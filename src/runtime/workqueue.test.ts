@@ -1,0 +1,117 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { WorkQueue, backoffDelay } from "./workqueue.ts";
+
+describe("work queue", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("hands out a key requested many times while waiting only once", async () => {
+    const queue = new WorkQueue();
+    for (let i = 0; i < 100; i++) queue.add("default/db");
+    queue.add("default/other");
+    expect(queue.depth).toBe(2);
+    expect(await queue.get()).toBe("default/db");
+    expect(await queue.get()).toBe("default/other");
+    expect(queue.depth).toBe(0);
+  });
+
+  it("never hands out a key being reconciled; a request meanwhile runs right after it", async () => {
+    const queue = new WorkQueue();
+    queue.add("a");
+    expect(await queue.get()).toBe("a");
+    queue.add("a");
+    queue.add("a");
+    expect(queue.depth).toBe(0);
+    let second: string | undefined;
+    void queue.get().then((k) => (second = k));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(second).toBeUndefined();
+    queue.done("a");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(second).toBe("a");
+  });
+
+  it("keeps the earliest of two delayed requests", async () => {
+    const queue = new WorkQueue();
+    queue.addAfter("a", 60_000);
+    queue.addAfter("a", 1_000);
+    queue.addAfter("a", 30_000);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(queue.depth).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(queue.depth).toBe(1);
+    expect(await queue.get()).toBe("a");
+    queue.done("a");
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(queue.depth).toBe(0);
+  });
+
+  it("an immediate request overrides a pending delayed one", () => {
+    const queue = new WorkQueue();
+    queue.addAfter("a", 60_000);
+    queue.add("a");
+    expect(queue.depth).toBe(1);
+  });
+
+  it("a requeue requested during a reconcile is scheduled after it finishes, keeping the earliest time", async () => {
+    const queue = new WorkQueue();
+    queue.add("a");
+    await queue.get();
+    queue.addAfter("a", 5_000);
+    queue.addAfter("a", 2_000);
+    queue.done("a");
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(queue.depth).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(queue.depth).toBe(1);
+  });
+
+  it("backs off each failing key exponentially and starts over after a success", async () => {
+    const queue = new WorkQueue({ baseDelayMs: 100, maxDelayMs: 1_000, random: () => 1 });
+    const delays: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const before = Date.now();
+      queue.addRateLimited("a");
+      const got = queue.get();
+      await vi.advanceTimersToNextTimerAsync();
+      expect(await got).toBe("a");
+      delays.push(Date.now() - before);
+      queue.done("a");
+    }
+    expect(delays).toEqual([100, 200, 400, 800, 1_000, 1_000]);
+    queue.forget("a");
+    expect(queue.failureCount("a")).toBe(0);
+  });
+
+  it("spreads backoff delays with jitter between half and the full delay", () => {
+    expect(backoffDelay(3, { baseDelayMs: 10, random: () => 0 })).toBe(40);
+    expect(backoffDelay(3, { baseDelayMs: 10, random: () => 0.5 })).toBe(60);
+    expect(backoffDelay(40, { baseDelayMs: 10, maxDelayMs: 300_000, random: () => 0 })).toBe(150_000);
+  });
+
+  it("drain waits for reconciles in flight and hands out nothing new", async () => {
+    const queue = new WorkQueue();
+    queue.add("a");
+    queue.add("b");
+    await queue.get();
+    let drained: boolean | undefined;
+    void queue.drain(10_000).then((d) => (drained = d));
+    expect(await queue.get()).toBeUndefined();
+    queue.add("c");
+    expect(queue.depth).toBe(0);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(drained).toBeUndefined();
+    queue.done("a");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(drained).toBe(true);
+  });
+
+  it("drain gives up at its deadline when a reconcile hangs", async () => {
+    const queue = new WorkQueue();
+    queue.add("a");
+    await queue.get();
+    const drained = queue.drain(5_000);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await drained).toBe(false);
+  });
+});

@@ -1,0 +1,206 @@
+// A work queue with client-go's semantics: one entry per key; a key handed to
+// a worker is not handed out again until `done`; a request that arrives while
+// it is being processed runs right after; delayed requests keep the earliest
+// time; failures back off per key with jitter, reset by `forget`.
+
+export interface BackoffOptions {
+  /** First retry delay. */
+  baseDelayMs?: number;
+  /** Upper bound of the exponential delay. */
+  maxDelayMs?: number;
+  /** Random source in [0, 1), injectable for tests. */
+  random?: () => number;
+}
+
+/** Exponential delay with "equal jitter": half fixed, half random, so retries of many keys spread out. */
+export function backoffDelay(failures: number, options: BackoffOptions = {}): number {
+  const base = options.baseDelayMs ?? 5;
+  const max = options.maxDelayMs ?? 300_000;
+  const random = options.random ?? Math.random;
+  const exp = Math.min(max, base * 2 ** Math.min(failures, 52));
+  return exp / 2 + (random() * exp) / 2;
+}
+
+/** Spreads a period by up to `fraction` of itself, so periodic work of many replicas does not align. */
+export function jittered(ms: number, fraction = 0.1, random: () => number = Math.random): number {
+  return ms * (1 + fraction * random());
+}
+
+export interface WorkQueueHooks {
+  /** Called whenever the number of waiting (ready) keys changes. */
+  depth?(depth: number): void;
+  /** Time between a key becoming ready and a worker taking it. */
+  waited?(ms: number): void;
+}
+
+export interface WorkQueueOptions extends BackoffOptions {
+  hooks?: WorkQueueHooks;
+  now?: () => number;
+}
+
+export class WorkQueue<K = string> {
+  /** Ready keys in FIFO order, with the time they became ready. */
+  private readonly ready = new Map<K, number>();
+  /** Keys waiting for a time: key -> due time. */
+  private readonly delayed = new Map<K, number>();
+  private readonly processing = new Set<K>();
+  /** Keys requested while processing: due time of the follow-up (now for an immediate request). */
+  private readonly dirty = new Map<K, number>();
+  private readonly failures = new Map<K, number>();
+  private readonly waiters: ((key: K | undefined) => void)[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private timerDue = Infinity;
+  private shuttingDown = false;
+  private readonly options: WorkQueueOptions;
+  private readonly now: () => number;
+
+  constructor(options: WorkQueueOptions = {}) {
+    this.options = options;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Keys ready to be handed out. */
+  get depth(): number {
+    return this.ready.size;
+  }
+
+  /** Keys being processed right now. */
+  get inFlight(): number {
+    return this.processing.size;
+  }
+
+  /** Requests processing of `key` as soon as possible. */
+  add(key: K): void {
+    this.addAt(key, this.now());
+  }
+
+  /** Requests processing of `key` after `ms`; an earlier pending request wins. */
+  addAfter(key: K, ms: number): void {
+    this.addAt(key, this.now() + Math.max(0, ms));
+  }
+
+  /** Requests a retry after the key's next backoff delay. */
+  addRateLimited(key: K): void {
+    const failures = this.failures.get(key) ?? 0;
+    this.failures.set(key, failures + 1);
+    this.addAfter(key, backoffDelay(failures, this.options));
+  }
+
+  /** Clears the key's failure count (after a success). */
+  forget(key: K): void {
+    this.failures.delete(key);
+  }
+
+  failureCount(key: K): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  private addAt(key: K, due: number): void {
+    if (this.shuttingDown) return;
+    if (this.processing.has(key)) {
+      const pending = this.dirty.get(key);
+      if (pending === undefined || due < pending) this.dirty.set(key, due);
+      return;
+    }
+    if (this.ready.has(key)) return;
+    const pending = this.delayed.get(key);
+    if (pending !== undefined && pending <= due) return;
+    if (due <= this.now()) {
+      this.delayed.delete(key);
+      this.makeReady(key);
+    } else {
+      this.delayed.set(key, due);
+      this.armTimer();
+    }
+  }
+
+  private makeReady(key: K): void {
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      this.processing.add(key);
+      this.options.hooks?.waited?.(0);
+      waiter(key);
+      return;
+    }
+    this.ready.set(key, this.now());
+    this.options.hooks?.depth?.(this.ready.size);
+  }
+
+  private armTimer(): void {
+    let next = Infinity;
+    for (const due of this.delayed.values()) if (due < next) next = due;
+    if (next === this.timerDue) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerDue = next;
+    if (next === Infinity) return;
+    this.timer = setTimeout(() => this.promoteDue(), Math.max(0, next - this.now()));
+  }
+
+  private promoteDue(): void {
+    this.timer = undefined;
+    this.timerDue = Infinity;
+    const now = this.now();
+    for (const [key, due] of [...this.delayed]) {
+      if (due <= now) {
+        this.delayed.delete(key);
+        this.makeReady(key);
+      }
+    }
+    this.armTimer();
+  }
+
+  /** Waits for the next ready key and marks it processing; undefined once shut down. */
+  get(): Promise<K | undefined> {
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    const first = this.ready.entries().next();
+    if (!first.done) {
+      const [key, readyAt] = first.value;
+      this.ready.delete(key);
+      this.processing.add(key);
+      this.options.hooks?.depth?.(this.ready.size);
+      this.options.hooks?.waited?.(this.now() - readyAt);
+      return Promise.resolve(key);
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Marks `key` finished; a request that arrived meanwhile is queued now. */
+  done(key: K): void {
+    this.processing.delete(key);
+    const pending = this.dirty.get(key);
+    this.dirty.delete(key);
+    if (pending !== undefined && !this.shuttingDown) this.addAt(key, pending);
+    if (this.processing.size === 0) for (const idle of this.idleWaiters.splice(0)) idle();
+  }
+
+  /** Stops handing out keys and drops pending requests; keys in flight may still call `done`. */
+  shutDown(): void {
+    this.shuttingDown = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.ready.clear();
+    this.delayed.clear();
+    this.dirty.clear();
+    for (const waiter of this.waiters.splice(0)) waiter(undefined);
+    this.options.hooks?.depth?.(0);
+  }
+
+  /** Shuts down and waits until every key in flight is done, or until `deadlineMs` passes; true when drained. */
+  async drain(deadlineMs: number): Promise<boolean> {
+    this.shutDown();
+    if (this.processing.size === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      new Promise<boolean>((resolve) => this.idleWaiters.push(() => resolve(true))),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), deadlineMs))),
+    ]);
+    clearTimeout(timer);
+    return drained;
+  }
+
+  get isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+}
