@@ -1,0 +1,124 @@
+// From a ComputeEndpoint's spec to what the platform should hold: the create
+// body, and the one PATCH of exactly the fields that differ. Pure functions, so
+// the rules (which changes restart an endpoint, what "never" means) sit in one
+// place, apart from any I/O.
+import type { ComputeEndpointSpec } from "../api/computeendpoint.ts";
+import type { Endpoint, EndpointCreateSpec, EndpointPatch } from "../platform/index.ts";
+import { parseDuration } from "../runtime/index.ts";
+
+/** max_connections by minimum compute size, from the platform's Limits table (0.25 to 8 CU). */
+const maxConnectionsByCu: ReadonlyMap<number, number> = new Map([
+  [0.25, 112],
+  [0.5, 225],
+  [1, 450],
+  [2, 901],
+  [3, 1351],
+  [4, 1802],
+  [5, 2253],
+  [6, 2703],
+  [7, 3154],
+  [8, 3604],
+]);
+
+/** Undefined above 8 CU: the platform does not publish the figure, and status must not guess. */
+export function maxConnectionsFor(minCu: number): number | undefined {
+  return maxConnectionsByCu.get(minCu);
+}
+
+/** The platform's `suspend_timeout_seconds`: -1 never suspends. */
+export function suspendTimeoutSeconds(autosuspend: string): number {
+  if (autosuspend === "never") return -1;
+  const ms = parseDuration(autosuspend);
+  if (ms === undefined) throw new Error(`spec.autosuspend: "${autosuspend}" is not a duration`);
+  return Math.round(ms / 1000);
+}
+
+/**
+ * The endpoint's name on the platform, derived from the resource's UID: it is
+ * known before the create request is sent, so an endpoint whose create answer
+ * was lost (or whose status write never happened) is found again by name
+ * instead of being created twice.
+ */
+export function creationName(uid: string): string {
+  return `k8s-${uid}`;
+}
+
+/** Only the fields the spec states are managed; an unset field keeps the platform's value. */
+function managedFields(spec: ComputeEndpointSpec): EndpointPatch {
+  const fields: EndpointPatch = {};
+  if (spec.computeUnits) {
+    fields.autoscalingLimitMinCu = spec.computeUnits.min;
+    fields.autoscalingLimitMaxCu = spec.computeUnits.max ?? spec.computeUnits.min;
+  }
+  if (spec.autosuspend !== undefined) fields.suspendTimeoutSeconds = suspendTimeoutSeconds(spec.autosuspend);
+  if (spec.pooler) {
+    fields.poolerEnabled = spec.pooler.enabled;
+    fields.poolerMode = spec.pooler.mode;
+  }
+  if (spec.pgSettings !== undefined) fields.pgSettings = spec.pgSettings;
+  if (spec.disabled !== undefined) fields.disabled = spec.disabled;
+  return fields;
+}
+
+export function createSpec(spec: ComputeEndpointSpec, name: string): EndpointCreateSpec {
+  return { ...managedFields(spec), branchId: spec.branchId, type: spec.type, name };
+}
+
+function sameSettings(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
+
+/** The platform reports 0 for "its default"; the spec has no way to ask for 0, so 0 never differs from unset. */
+function observedValue(endpoint: Endpoint, field: keyof EndpointPatch): unknown {
+  switch (field) {
+    case "autoscalingLimitMinCu":
+      return endpoint.autoscalingLimitMinCu;
+    case "autoscalingLimitMaxCu":
+      return endpoint.autoscalingLimitMaxCu;
+    case "suspendTimeoutSeconds":
+      return endpoint.suspendTimeoutSeconds;
+    case "poolerEnabled":
+      return endpoint.poolerEnabled;
+    case "poolerMode":
+      return endpoint.poolerMode;
+    case "disabled":
+      return endpoint.disabled;
+    case "branchId":
+      return endpoint.branchId;
+    default:
+      return undefined;
+  }
+}
+
+/** Exactly the fields whose declared value differs from the endpoint's (branch moves included). */
+export function difference(spec: ComputeEndpointSpec, endpoint: Endpoint): EndpointPatch {
+  const patch: EndpointPatch = {};
+  const wanted = { ...managedFields(spec), branchId: spec.branchId };
+  for (const [field, value] of Object.entries(wanted) as [keyof EndpointPatch, unknown][]) {
+    if (field === "pgSettings") {
+      if (!sameSettings(value as Record<string, string>, endpoint.pgSettings)) {
+        patch.pgSettings = value as Record<string, string>;
+      }
+    } else if (observedValue(endpoint, field) !== value) {
+      (patch as Record<string, unknown>)[field] = value;
+    }
+  }
+  return patch;
+}
+
+/**
+ * Whether applying `patch` restarts the endpoint and drops its connections:
+ * changing a fixed size or the autoscaling limits does (the contract's rules
+ * 1 and 2); autosuspend settings do not (rule 4).
+ */
+export function restartsEndpoint(patch: EndpointPatch): boolean {
+  return patch.autoscalingLimitMinCu !== undefined || patch.autoscalingLimitMaxCu !== undefined;
+}
+
+/** `ep-x-y-1234abcd.region.host` → `ep-x-y-1234abcd-pooler.region.host`, as the platform forms it. */
+export function pooledHost(endpoint: Pick<Endpoint, "id" | "host">): string {
+  return endpoint.host.startsWith(`${endpoint.id}.`)
+    ? `${endpoint.id}-pooler${endpoint.host.slice(endpoint.id.length)}`
+    : endpoint.host.replace(/^([^.]+)/, "$1-pooler");
+}

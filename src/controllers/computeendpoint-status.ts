@@ -1,0 +1,78 @@
+// The status a ComputeEndpoint shows: what the platform says of its endpoint,
+// the operations of the last change, and conditions a user can act on.
+import type { ComputeEndpointStatus, EndpointOperation } from "../api/computeendpoint.ts";
+import type { Endpoint, Operation } from "../platform/index.ts";
+import { isSettled } from "../platform/index.ts";
+import { setCondition, type Condition, type ConditionStatus } from "../runtime/index.ts";
+import { maxConnectionsFor, pooledHost } from "./computeendpoint-desired.ts";
+
+/** The endpoint's own fields, as `kubectl get -o yaml` should show them. */
+export function observedFields(endpoint: Endpoint, now: Date): Partial<ComputeEndpointStatus> {
+  return {
+    endpointId: endpoint.id,
+    host: endpoint.host,
+    pooledHost: pooledHost(endpoint),
+    proxyHost: endpoint.proxyHost,
+    regionId: endpoint.regionId,
+    branchId: endpoint.branchId,
+    currentState: endpoint.currentState,
+    // Present only on create and update answers: absent means nothing is pending.
+    pendingState: endpoint.pendingState,
+    lastActive: endpoint.lastActive,
+    computeUnits: { min: endpoint.autoscalingLimitMinCu, max: endpoint.autoscalingLimitMaxCu },
+    maxConnections: maxConnectionsFor(endpoint.autoscalingLimitMinCu),
+    lastObservedAt: now.toISOString().replace(/\.\d{3}Z$/, "Z"),
+  };
+}
+
+export function statusOperations(operations: readonly Operation[]): EndpointOperation[] {
+  return operations.map((op) => ({
+    id: op.id,
+    action: op.action,
+    status: op.status,
+    failuresCount: op.failuresCount,
+    createdAt: op.createdAt,
+    updatedAt: op.updatedAt,
+  }));
+}
+
+export function operationsRunning(operations: readonly EndpointOperation[] | undefined): boolean {
+  return (operations ?? []).some((op) => !isSettled(op));
+}
+
+export interface Conditions {
+  ready: [ConditionStatus, string, string];
+  /** Synced: the last attempt to apply the spec worked (True) or why not (False). */
+  synced?: [ConditionStatus, string, string];
+  /** kstatus' Reconciling: work under way that will change the status by itself. */
+  reconciling?: boolean;
+  /** kstatus' Stalled: nothing will change until the spec does. */
+  stalled?: boolean;
+}
+
+/**
+ * Conditions in the standard shape, with observedGeneration, so `kubectl wait
+ * --for=condition=Ready` and kstatus-based tools (Flux, Argo CD) read them.
+ */
+export function withConditions(
+  existing: readonly Condition[] | undefined,
+  generation: number | undefined,
+  c: Conditions,
+  now: Date,
+): Condition[] {
+  const set = (
+    list: Condition[],
+    type: string,
+    [status, reason, message]: [ConditionStatus, string, string],
+  ) => setCondition(list, { type, status, reason, message, observedGeneration: generation }, now);
+  let list = set([...(existing ?? [])], "Ready", c.ready);
+  if (c.synced) list = set(list, "Synced", c.synced);
+  const [, readyReason, readyMessage] = c.ready;
+  list = c.reconciling
+    ? set(list, "Reconciling", ["True", readyReason, readyMessage])
+    : list.filter((x) => x.type !== "Reconciling");
+  list = c.stalled
+    ? set(list, "Stalled", ["True", readyReason, readyMessage])
+    : list.filter((x) => x.type !== "Stalled");
+  return list;
+}

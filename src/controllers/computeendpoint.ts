@@ -1,0 +1,518 @@
+// The ComputeEndpoint controller: a platform compute endpoint kept as its
+// resource declares. Each pass observes the endpoint (through the project's
+// shared snapshot), then does at most one thing: wait for running operations,
+// create, update (one PATCH of the fields that differ, moves included),
+// restart, suspend or start. Everything else (queueing, retries, finalizer)
+// is the runtime's.
+import {
+  ComputeEndpointSpec,
+  computeEndpointKind,
+  type ComputeEndpointStatus,
+} from "../api/computeendpoint.ts";
+import { observeIntervalAnnotation, restartedAtAnnotation } from "../api/group.ts";
+import {
+  ConflictError,
+  NotFoundError,
+  UnauthorizedError,
+  type Endpoint,
+  type EndpointMutation,
+  type PlatformClient,
+} from "../platform/index.ts";
+import {
+  Action,
+  Controller,
+  TerminalError,
+  objectKey,
+  parseDuration,
+  type Context,
+  type KubeObject,
+  type Reconciler,
+  type ResourceKind,
+} from "../runtime/index.ts";
+import {
+  configMapKind,
+  connectionData,
+  publishConnection,
+  type ConfigMap,
+} from "./computeendpoint-connection.ts";
+import { createSpec, creationName, difference, restartsEndpoint } from "./computeendpoint-desired.ts";
+import {
+  observedFields,
+  operationsRunning,
+  statusOperations,
+  withConditions,
+  type Conditions,
+} from "./computeendpoint-status.ts";
+import { secretKind, type Secret } from "./credentials.ts";
+import type { ControllerFactory, KindControllerOptions } from "./options.ts";
+import { describeFailure } from "./reasons.ts";
+
+export interface ComputeEndpointObject extends KubeObject {
+  spec: ComputeEndpointSpec;
+  status?: ComputeEndpointStatus;
+}
+
+export const computeEndpointResourceKind: ResourceKind = {
+  group: computeEndpointKind.group,
+  version: computeEndpointKind.version,
+  plural: computeEndpointKind.plural,
+  kind: computeEndpointKind.kind,
+};
+
+export const computeEndpointFinalizer = "neoncloud.dev/computeendpoint";
+
+/**
+ * A failure whose reason is known here (not derivable from the error's class).
+ * Without `retryAfterMs` the runtime retries with its exponential backoff.
+ */
+class EndpointProblem extends Error {
+  readonly reason: string;
+  readonly retryAfterMs: number | undefined;
+  readonly terminal = false;
+  constructor(reason: string, message: string, retryAfterMs?: number) {
+    super(message);
+    this.reason = reason;
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+type Ctx = Context<ComputeEndpointObject>;
+
+class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
+  private readonly options: KindControllerOptions;
+  private readonly pollMs: number;
+
+  constructor(options: KindControllerOptions) {
+    this.options = options;
+    this.pollMs = options.pollIntervalMs ?? 5_000;
+  }
+
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+
+  async reconcile(obj: ComputeEndpointObject, ctx: Ctx): Promise<Action> {
+    try {
+      return await this.sync(obj, parseSpec(obj), ctx);
+    } catch (err) {
+      await this.reportFailure(obj, ctx, err);
+      throw err;
+    }
+  }
+
+  async cleanup(obj: ComputeEndpointObject, ctx: Ctx): Promise<Action> {
+    const spec = ComputeEndpointSpec.safeParse(obj.spec);
+    // Orphan, observe-only, or never created: the platform endpoint stays as it is.
+    if (
+      !spec.success ||
+      spec.data.deletionPolicy === "Orphan" ||
+      spec.data.managementPolicy === "ObserveOnly"
+    ) {
+      return Action.done();
+    }
+    const client = this.client(obj, spec.data, ctx);
+    const endpoint = await this.find(client, obj, spec.data);
+    if (!endpoint) return Action.done();
+    try {
+      await client.deleteEndpoint(spec.data.projectId, endpoint.id);
+      ctx.events.normal("Deleted", "Delete", `deleted endpoint ${endpoint.id}`);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+    // Come back to see it gone from the project before the finalizer is released.
+    return Action.requeueAfter(Math.min(this.pollMs, 1_000));
+  }
+
+  private client(obj: ComputeEndpointObject, spec: ComputeEndpointSpec, ctx: Ctx): PlatformClient {
+    const secrets = ctx.cache<Secret>(secretKind);
+    const namespace = obj.metadata.namespace ?? "";
+    return this.options.access.resolve(namespace, spec.credentials, (ns, name) => secrets.get(ns, name))
+      .client;
+  }
+
+  /** The endpoint this resource stands for: adopted id, recorded id, or the name given on creation. */
+  private async find(
+    client: PlatformClient,
+    obj: ComputeEndpointObject,
+    spec: ComputeEndpointSpec,
+  ): Promise<Endpoint | undefined> {
+    let endpoints: readonly Endpoint[];
+    try {
+      endpoints = await client.snapshot(spec.projectId);
+    } catch (err) {
+      if (err instanceof NotFoundError) {
+        throw new EndpointProblem("ProjectNotFound", `project ${spec.projectId} not found`, 60_000);
+      }
+      throw err;
+    }
+    const id = spec.endpointId ?? obj.status?.endpointId;
+    const name = creationName(obj.metadata.uid ?? "");
+    return id
+      ? (endpoints.find((e) => e.id === id) ?? endpoints.find((e) => e.name === name))
+      : endpoints.find((e) => e.name === name);
+  }
+
+  private async sync(obj: ComputeEndpointObject, spec: ComputeEndpointSpec, ctx: Ctx): Promise<Action> {
+    const client = this.client(obj, spec, ctx);
+    const status = obj.status ?? {};
+
+    // 1. The last change is still running on the platform: look again later.
+    let operations = status.operations;
+    if (operationsRunning(operations)) {
+      const outcome = await client.waitForOperations(
+        spec.projectId,
+        (operations ?? []).map((op) => op.id),
+      );
+      operations = statusOperations(outcome.operations);
+      if (outcome.state === "running") {
+        await this.write(
+          obj,
+          ctx,
+          { ...status, operations },
+          {
+            ready: ["False", "OperationsRunning", `waiting for ${describeOps(outcome.running)}`],
+            reconciling: true,
+          },
+        );
+        return Action.requeueAfter(outcome.retryAfterMs);
+      }
+      if (outcome.state === "failed") {
+        const message = `operation ${describeOps(outcome.failed)} failed (failures_count ${outcome.failuresCount})`;
+        await this.write(
+          obj,
+          ctx,
+          { ...status, operations },
+          {
+            ready: ["False", "OperationFailed", message],
+            synced: ["False", "OperationFailed", message],
+          },
+        );
+        ctx.events.warning("OperationFailed", "Reconcile", message);
+        // Retried with backoff: the next pass observes and re-applies what still differs.
+        throw new EndpointProblem("OperationFailed", message);
+      }
+    }
+
+    // 2. Observe.
+    const endpoint = await this.find(client, obj, spec);
+    if (!endpoint) return this.createOrReport(obj, spec, client, ctx);
+    if (spec.managementPolicy === "ObserveOnly") {
+      await this.write(
+        obj,
+        ctx,
+        { ...obj.status, ...observedFields(endpoint, this.now()), operations },
+        {
+          ready: ["True", "Observed", `endpoint ${endpoint.id} is ${endpoint.currentState}; observe-only`],
+          synced: ["True", "Observed", "observe-only: nothing is changed on the platform"],
+        },
+      );
+      await this.publish(obj, spec, ctx);
+      return this.observeAgain(obj);
+    }
+
+    // 3. At most one change per pass: the platform refuses a second while the first runs (423).
+    const mutation = await this.change(obj, spec, endpoint, client, ctx);
+    if (mutation) {
+      await this.write(
+        obj,
+        ctx,
+        {
+          ...obj.status,
+          ...observedFields(mutation.result.endpoint, this.now()),
+          operations: statusOperations(mutation.result.operations),
+          ...mutation.status,
+        },
+        {
+          ready: ["False", mutation.reason, mutation.message],
+          synced: ["True", mutation.reason, mutation.message],
+          reconciling: mutation.result.operations.length > 0,
+        },
+      );
+      return mutation.result.operations.length > 0
+        ? Action.requeueAfter(this.pollMs)
+        : Action.requeueAfter(0);
+    }
+
+    // 4. As declared.
+    await this.write(
+      obj,
+      ctx,
+      { ...obj.status, ...observedFields(endpoint, this.now()), operations, suspended: spec.suspended },
+      {
+        ready: ["True", "Available", `endpoint ${endpoint.id} is ${endpoint.currentState}`],
+        synced: ["True", "Synced", "the endpoint matches the spec"],
+      },
+    );
+    await this.publish(obj, spec, ctx);
+    return this.observeAgain(obj);
+  }
+
+  /** Creates the endpoint, unless this resource may only observe, adopts, or loses a branch claim. */
+  private async createOrReport(
+    obj: ComputeEndpointObject,
+    spec: ComputeEndpointSpec,
+    client: PlatformClient,
+    ctx: Ctx,
+  ): Promise<Action> {
+    if (spec.endpointId) {
+      throw new EndpointProblem(
+        "EndpointNotFound",
+        `endpoint ${spec.endpointId} not found in project ${spec.projectId}`,
+        60_000,
+      );
+    }
+    if (obj.status?.endpointId) {
+      ctx.events.warning(
+        "EndpointGone",
+        "Create",
+        `endpoint ${obj.status.endpointId} was deleted outside; recreating it`,
+      );
+    }
+    this.checkBranchClaim(obj, spec, ctx);
+    const name = creationName(obj.metadata.uid ?? "");
+    this.options.crashPoint?.("before-create");
+    let result: EndpointMutation;
+    try {
+      result = await client.createEndpoint(spec.projectId, createSpec(spec, name));
+    } catch (err) {
+      throw platformProblem(err, spec.branchId);
+    }
+    this.options.crashPoint?.("after-create");
+    ctx.events.normal(
+      "Created",
+      "Create",
+      `created endpoint ${result.endpoint.id} on branch ${spec.branchId}`,
+    );
+    await this.write(
+      obj,
+      ctx,
+      {
+        ...observedFields(result.endpoint, this.now()),
+        creationName: name,
+        operations: statusOperations(result.operations),
+        suspended: spec.suspended,
+        restartedAt: obj.metadata.annotations?.[restartedAtAnnotation],
+      },
+      {
+        ready: ["False", "Creating", `creating endpoint ${result.endpoint.id}`],
+        synced: ["True", "Creating", "create request accepted"],
+        reconciling: true,
+      },
+    );
+    return Action.requeueAfter(this.pollMs);
+  }
+
+  /** Two resources of this cluster must not both create the read-write endpoint of one branch. */
+  private checkBranchClaim(obj: ComputeEndpointObject, spec: ComputeEndpointSpec, ctx: Ctx): void {
+    if (spec.type !== "read_write") return;
+    const mine = claimOrder(obj);
+    const rival = ctx
+      .cache<ComputeEndpointObject>(computeEndpointResourceKind)
+      .list()
+      .filter(
+        (other) =>
+          other.metadata.uid !== obj.metadata.uid &&
+          !other.metadata.deletionTimestamp &&
+          other.spec.type === "read_write" &&
+          other.spec.projectId === spec.projectId &&
+          other.spec.branchId === spec.branchId &&
+          claimOrder(other) < mine,
+      )[0];
+    if (rival) {
+      throw new EndpointProblem(
+        "BranchHasReadWriteEndpoint",
+        `ComputeEndpoint ${objectKey(rival)} already claims the read-write endpoint of branch ${spec.branchId}`,
+        30_000,
+      );
+    }
+  }
+
+  private async change(
+    obj: ComputeEndpointObject,
+    spec: ComputeEndpointSpec,
+    endpoint: Endpoint,
+    client: PlatformClient,
+    ctx: Ctx,
+  ): Promise<
+    | { result: EndpointMutation; reason: string; message: string; status?: Partial<ComputeEndpointStatus> }
+    | undefined
+  > {
+    const { projectId } = spec;
+    const patch = difference(spec, endpoint);
+    const fields = Object.keys(patch);
+    if (fields.length > 0) {
+      if (restartsEndpoint(patch)) {
+        ctx.events.normal(
+          "Restarting",
+          "Update",
+          "changing the compute size restarts the endpoint and drops its connections",
+        );
+      }
+      let result: EndpointMutation;
+      try {
+        result = await client.updateEndpoint(projectId, endpoint.id, patch);
+      } catch (err) {
+        throw platformProblem(err, spec.branchId);
+      }
+      const moved = patch.branchId !== undefined;
+      const message = moved
+        ? `moving endpoint ${endpoint.id} to branch ${spec.branchId}`
+        : `updating ${fields.join(", ")}`;
+      ctx.events.normal(moved ? "Moving" : "Updating", "Update", message);
+      return { result, reason: "Updating", message };
+    }
+    const restartedAt = obj.metadata.annotations?.[restartedAtAnnotation];
+    if (restartedAt !== undefined && restartedAt !== obj.status?.restartedAt) {
+      const result = await client.restartEndpoint(projectId, endpoint.id);
+      ctx.events.normal(
+        "Restarting",
+        "Restart",
+        `restart requested (${restartedAtAnnotation}=${restartedAt})`,
+      );
+      return { result, reason: "Restarting", message: "restarting the endpoint", status: { restartedAt } };
+    }
+    if (spec.suspended === true && endpoint.currentState !== "idle") {
+      const result = await client.suspendEndpoint(projectId, endpoint.id);
+      ctx.events.normal("Suspending", "Suspend", "spec.suspended is true");
+      return {
+        result,
+        reason: "Suspending",
+        message: "suspending the endpoint",
+        status: { suspended: true },
+      };
+    }
+    if (spec.suspended === false && obj.status?.suspended === true && endpoint.currentState === "idle") {
+      const result = await client.startEndpoint(projectId, endpoint.id);
+      ctx.events.normal("Starting", "Start", "spec.suspended changed to false");
+      return { result, reason: "Starting", message: "starting the endpoint", status: { suspended: false } };
+    }
+    return undefined;
+  }
+
+  private async publish(obj: ComputeEndpointObject, spec: ComputeEndpointSpec, ctx: Ctx): Promise<void> {
+    const name = spec.connectionConfigMapName;
+    const status = obj.status;
+    if (!name || !status?.endpointId) return;
+    const existing = ctx.cache<ConfigMap>(configMapKind).get(obj.metadata.namespace, name);
+    await publishConnection(ctx.client, obj, name, connectionData(spec.projectId, status), existing);
+  }
+
+  /** Drift is looked for by the runtime's resync; an annotation may ask for a different interval. */
+  private observeAgain(obj: ComputeEndpointObject): Action {
+    const override = obj.metadata.annotations?.[observeIntervalAnnotation];
+    const ms = override ? parseDuration(override) : undefined;
+    return ms !== undefined && ms > 0 ? Action.requeueAfter(ms) : Action.done();
+  }
+
+  /** Writes status (skipped by the runtime when nothing changed) and keeps `obj` current. */
+  private async write(
+    obj: ComputeEndpointObject,
+    ctx: Ctx,
+    status: ComputeEndpointStatus,
+    conditions: Conditions,
+  ): Promise<void> {
+    const generation = obj.metadata.generation;
+    const next: ComputeEndpointStatus = {
+      ...status,
+      observedGeneration: generation,
+      conditions: withConditions(obj.status?.conditions, generation, conditions, this.now()),
+    };
+    for (const key of Object.keys(next) as (keyof ComputeEndpointStatus)[]) {
+      if (next[key] === undefined) delete next[key];
+    }
+    const updated = await ctx.status.patch(obj, next);
+    obj.status = updated.status ?? next;
+    obj.metadata = updated.metadata;
+  }
+
+  private async reportFailure(obj: ComputeEndpointObject, ctx: Ctx, err: unknown): Promise<void> {
+    const failure =
+      err instanceof EndpointProblem ? { reason: err.reason, message: err.message } : describeFailure(err);
+    if (failure.reason === "OperationFailed") return;
+    const terminal = err instanceof TerminalError || (err as { terminal?: unknown }).terminal === true;
+    if (err instanceof UnauthorizedError) {
+      ctx.events.warning("Unauthorized", "Reconcile", failure.message);
+    }
+    try {
+      await this.write(
+        obj,
+        ctx,
+        { ...obj.status },
+        {
+          ready: ["False", failure.reason, failure.message],
+          synced: ["False", failure.reason, failure.message],
+          stalled: terminal,
+        },
+      );
+    } catch (writeErr) {
+      ctx.log.warn({ err: writeErr }, "could not record the failure in status");
+    }
+  }
+}
+
+/** Older resources win a branch; the UID breaks ties so every replica agrees. */
+function claimOrder(obj: KubeObject): string {
+  return `${obj.metadata.creationTimestamp ?? ""}/${obj.metadata.uid ?? ""}`;
+}
+
+function describeOps(ops: readonly { action: string; id: string }[]): string {
+  return ops.map((op) => `${op.action} ${op.id}`).join(", ");
+}
+
+/** Names what the platform refused in the resource's own terms. */
+function platformProblem(err: unknown, branchId: string): unknown {
+  if (err instanceof ConflictError) {
+    return new EndpointProblem(
+      "BranchHasReadWriteEndpoint",
+      `branch ${branchId} already has an endpoint of this kind: ${err.message}`,
+      60_000,
+    );
+  }
+  if (err instanceof NotFoundError) {
+    return new EndpointProblem("BranchNotFound", `branch ${branchId} not found: ${err.message}`, 60_000);
+  }
+  return err;
+}
+
+/** The API server validated the spec already; this catches objects stored under an older schema. */
+function parseSpec(obj: ComputeEndpointObject): ComputeEndpointSpec {
+  const result = ComputeEndpointSpec.safeParse(obj.spec);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((i) => `spec.${i.path.join(".")}: ${i.message}`).join("; ");
+  throw Object.assign(new TerminalError(`invalid spec: ${issues}`), { reason: "InvalidSpec" });
+}
+
+/**
+ * The ComputeEndpoint controller. `create` lets a Manager own it; by default
+ * it is a standalone Controller (tests).
+ */
+export function computeEndpointController(
+  options: KindControllerOptions,
+  create: ControllerFactory<ComputeEndpointObject> = (o) => new Controller(o, options.runtime),
+): Controller<ComputeEndpointObject> {
+  const access = options.access;
+  const controller: Controller<ComputeEndpointObject> = create({
+    kind: computeEndpointResourceKind,
+    reconciler: new ComputeEndpointReconciler(options),
+    finalizer: computeEndpointFinalizer,
+    concurrency: options.concurrency,
+    resyncPeriodMs: options.resyncPeriodMs,
+    namespaces: options.namespaces,
+    owns: [configMapKind],
+    watches: [
+      {
+        // A credentials Secret that appears or changes re-reconciles the resources using it.
+        kind: secretKind,
+        map: (secret) =>
+          controller.informer
+            .list()
+            .filter((cep) => {
+              const target = access.secretFor(cep.metadata.namespace ?? "", cep.spec.credentials);
+              return target?.namespace === secret.metadata.namespace && target?.name === secret.metadata.name;
+            })
+            .map(objectKey),
+      },
+    ],
+  });
+  return controller;
+}

@@ -1,0 +1,131 @@
+// Which platform API key a resource acts with: the Secret its spec names (in
+// its own namespace), or the operator's default. One PlatformClient per key,
+// so resources that share a key share its connection pool and rate budget.
+import { createHash } from "node:crypto";
+import type { Logger } from "pino";
+import type { SecretKeyRef } from "../api/fields.ts";
+import { PlatformClient, type PlatformClientOptions } from "../platform/index.ts";
+import type { KubeObject } from "../runtime/index.ts";
+
+export const secretKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" } as const;
+
+export interface Secret extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+}
+
+/** Where the operator's own key lives: `namespace/name`, key `apiKey` unless said otherwise. */
+export interface DefaultCredentials {
+  namespace: string;
+  name: string;
+  key: string;
+}
+
+export function parseDefaultCredentials(
+  value: string | undefined,
+  operatorNamespace: string,
+): DefaultCredentials | undefined {
+  if (!value) return undefined;
+  const [first, second] = value.split("/");
+  return second === undefined
+    ? { namespace: operatorNamespace, name: first ?? "", key: "apiKey" }
+    : { namespace: first ?? "", name: second, key: "apiKey" };
+}
+
+/** The Secret or its key is missing. Retried when the Secret appears (the controllers watch Secrets). */
+export class CredentialsNotFoundError extends Error {
+  readonly reason = "CredentialsNotFound";
+  /** Also re-checked now and then, in case a watch event was missed. */
+  readonly retryAfterMs = 60_000;
+  readonly terminal = false;
+  constructor(message: string) {
+    super(message);
+    this.name = "CredentialsNotFoundError";
+  }
+}
+
+export interface ResolvedCredentials {
+  client: PlatformClient;
+  /** `namespace/name` of the Secret, for messages: never the key itself. */
+  source: string;
+  /** True when the operator's own key is used (a 401 then concerns the operator's installation). */
+  isDefault: boolean;
+}
+
+export type SecretLookup = (namespace: string, name: string) => Secret | undefined;
+
+export function decodeSecretValue(secret: Secret, key: string): string | undefined {
+  const encoded = secret.data?.[key];
+  if (encoded !== undefined) return Buffer.from(encoded, "base64").toString("utf8").trim();
+  return secret.stringData?.[key]?.trim();
+}
+
+export class PlatformAccess {
+  private readonly clients = new Map<string, PlatformClient>();
+  private readonly baseUrl: string;
+  private readonly defaults: DefaultCredentials | undefined;
+  private readonly clientOptions: Omit<PlatformClientOptions, "apiKey" | "baseUrl">;
+
+  constructor(options: {
+    baseUrl: string;
+    defaultCredentials?: DefaultCredentials | undefined;
+    clientOptions?: Omit<PlatformClientOptions, "apiKey" | "baseUrl">;
+    logger?: Logger;
+  }) {
+    this.baseUrl = options.baseUrl;
+    this.defaults = options.defaultCredentials;
+    this.clientOptions = { ...options.clientOptions, ...(options.logger ? { logger: options.logger } : {}) };
+  }
+
+  /** The Secret a resource's credentials come from, for watch mappings. */
+  secretFor(
+    namespace: string,
+    ref: SecretKeyRef | undefined,
+  ): { namespace: string; name: string } | undefined {
+    if (ref) return { namespace, name: ref.secretName };
+    return this.defaults ? { namespace: this.defaults.namespace, name: this.defaults.name } : undefined;
+  }
+
+  resolve(namespace: string, ref: SecretKeyRef | undefined, lookup: SecretLookup): ResolvedCredentials {
+    const target = ref
+      ? { namespace, name: ref.secretName, key: ref.key }
+      : this.defaults
+        ? { ...this.defaults }
+        : undefined;
+    if (!target) {
+      throw new CredentialsNotFoundError(
+        "spec.credentials is not set and the operator has no default credentials (--default-credentials-secret)",
+      );
+    }
+    const source = `${target.namespace}/${target.name}`;
+    const secret = lookup(target.namespace, target.name);
+    if (!secret) throw new CredentialsNotFoundError(`Secret ${source} not found`);
+    const apiKey = decodeSecretValue(secret, target.key);
+    if (!apiKey) throw new CredentialsNotFoundError(`Secret ${source} has no key "${target.key}"`);
+    return { client: this.clientFor(apiKey), source, isDefault: !ref };
+  }
+
+  clientFor(apiKey: string): PlatformClient {
+    const id = createHash("sha256").update(apiKey).digest("hex");
+    let client = this.clients.get(id);
+    if (!client) {
+      client = new PlatformClient({ ...this.clientOptions, baseUrl: this.baseUrl, apiKey });
+      this.clients.set(id, client);
+    }
+    return client;
+  }
+
+  /** Drops the client of a key that stopped working (revoked), closing its connections. */
+  async forget(apiKey: string): Promise<void> {
+    const id = createHash("sha256").update(apiKey).digest("hex");
+    const client = this.clients.get(id);
+    this.clients.delete(id);
+    await client?.close();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.clients.values()].map((c) => c.close()));
+    this.clients.clear();
+  }
+}

@@ -1,0 +1,26 @@
+// What every kind's controller factory takes: the runtime's dependencies,
+// platform access, and the tuning the operator's configuration decides.
+import type { Controller, ControllerDeps, ControllerOptions, KubeObject } from "../runtime/index.ts";
+import type { PlatformAccess } from "./credentials.ts";
+
+export interface KindControllerOptions {
+  runtime: ControllerDeps;
+  access: PlatformAccess;
+  namespaces?: string[] | undefined;
+  concurrency?: number | undefined;
+  /** Periodic re-observation of every object (drift), jittered. */
+  resyncPeriodMs?: number | undefined;
+  /** While platform operations run, look again this often (the platform recommends about 5 s). */
+  pollIntervalMs?: number | undefined;
+  /** The clock, for schedules such as key rotation. */
+  now?: (() => Date) | undefined;
+  /**
+   * Test hook: called at each named step of a crash-sensitive flow. A test
+   * throws from it to stop the reconcile exactly there, as a `kill -9` would,
+   * then starts a fresh controller to prove the flow recovers.
+   */
+  crashPoint?: ((step: string) => void) | undefined;
+}
+
+/** Makes the Controller for a kind's options: a Manager's, or a standalone one in tests. */
+export type ControllerFactory<T extends KubeObject> = (options: ControllerOptions<T>) => Controller<T>;

@@ -1,0 +1,138 @@
+// The operator dies, the platform loses answers or refuses, endpoints vanish:
+// afterwards there is exactly one endpoint per resource, and a refused spec
+// costs no further API calls until it changes.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  computeEndpointController,
+  type ComputeEndpointObject,
+} from "../../src/controllers/computeendpoint.ts";
+import { creationName } from "../../src/controllers/computeendpoint-desired.ts";
+import type { Controller, KubeObject } from "../../src/runtime/index.ts";
+import { eventually, kubectl } from "../support/kube.ts";
+import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
+
+let h: OperatorHarness;
+const factory = (o: Parameters<typeof computeEndpointController>[0]) =>
+  computeEndpointController(o) as unknown as Controller<KubeObject>;
+
+function endpoint(name: string, spec: Record<string, unknown>) {
+  return {
+    apiVersion: "neoncloud.dev/v1alpha1",
+    kind: "ComputeEndpoint",
+    metadata: { name },
+    spec: { projectId: "proj-alpha", ...spec },
+  };
+}
+
+const resource = (name: string) => h.get<ComputeEndpointObject>("computeendpoint", name);
+const readyReason = (obj: ComputeEndpointObject) => obj.status?.conditions?.find((c) => c.type === "Ready");
+
+async function readyWith(name: string, check: (o: ComputeEndpointObject) => boolean = () => true) {
+  return eventually(
+    async () => {
+      const obj = await resource(name);
+      const c = readyReason(obj);
+      return c?.status === "True" && c.observedGeneration === obj.metadata.generation && check(obj)
+        ? obj
+        : undefined;
+    },
+    { what: `${name} Ready`, intervalMs: 200 },
+  );
+}
+
+/** POSTs to the endpoints route that reached the emulator. */
+function endpointCreates(): number {
+  return h.emulator.requestLog.latest().filter((e) => e.route === "POST /projects/:project_id/endpoints")
+    .length;
+}
+
+beforeAll(async () => {
+  h = await startOperatorHarness(factory, { prefix: "cep-recovery" });
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+describe("ComputeEndpoint recovery", () => {
+  it("a crash between the platform's answer and the status write leaves exactly one endpoint", async () => {
+    let crashed = false;
+    await h.start({
+      crashPoint: (step) => {
+        if (step === "after-create" && !crashed) {
+          crashed = true;
+          // Like kill -9: this operator does nothing more, not even a retry.
+          void h.kill();
+          throw new Error("simulated crash after the platform created the endpoint");
+        }
+      },
+    });
+    await h.apply(endpoint("survivor", { branchId: "br-dev" }));
+    await eventually(() => (crashed ? true : undefined), { what: "the crash" });
+    await h.kill();
+    const uid = (await resource("survivor")).metadata.uid ?? "";
+    expect((await resource("survivor")).status?.endpointId).toBeUndefined();
+
+    await h.start();
+    const obj = await readyWith("survivor");
+    const named = (await h.platform.listEndpoints("proj-alpha")).filter((e) => e.name === creationName(uid));
+    expect(named).toHaveLength(1);
+    expect(obj.status?.endpointId).toBe(named[0]?.id);
+  });
+
+  it("a lost create response is resolved by observing, never by creating twice", async () => {
+    await h.start();
+    const before = endpointCreates();
+    h.emulator.faults.set({
+      requests: [{ method: "POST", route: "/projects/:project_id/endpoints", lose_response: true, times: 1 }],
+    });
+    await h.apply(endpoint("lost-answer", { branchId: "br-staging" }));
+    const obj = await readyWith("lost-answer");
+    h.emulator.faults.clear();
+    const named = (await h.platform.listEndpoints("proj-alpha")).filter(
+      (e) => e.name === creationName(obj.metadata.uid ?? ""),
+    );
+    expect(named).toHaveLength(1);
+    expect(endpointCreates() - before).toBe(1);
+  });
+
+  it("an endpoint deleted outside the operator is created again", async () => {
+    const first = await resource("lost-answer");
+    // Someone deletes it in the console; like any client, retried while the project is locked (423).
+    await eventually(
+      () =>
+        h.platform.deleteEndpoint("proj-alpha", first.status?.endpointId ?? "").then(
+          () => true,
+          () => undefined,
+        ),
+      { what: "the outside delete" },
+    );
+    await kubectl(["annotate", "cep", "lost-answer", "-n", h.namespace, "neoncloud.dev/observeInterval=1s"]);
+    const again = await readyWith("lost-answer", (o) => o.status?.endpointId !== first.status?.endpointId);
+    expect(again.status?.currentState).toBeDefined();
+  });
+
+  it("a spec the platform refuses is terminal: InvalidSpec, and no more calls until the spec changes", async () => {
+    h.emulator.faults.set({
+      requests: [{ method: "POST", route: "/projects/:project_id/endpoints", status: 422 }],
+    });
+    await h.apply(endpoint("refused", { branchId: "br-feature", computeUnits: { min: 2 } }));
+    const refused = await eventually(
+      async () => {
+        const obj = await resource("refused");
+        return readyReason(obj)?.reason === "InvalidSpec" ? obj : undefined;
+      },
+      { what: "InvalidSpec" },
+    );
+    expect(refused.status?.conditions?.find((c) => c.type === "Stalled")?.status).toBe("True");
+    const attempts = endpointCreates();
+    // Requeues, resyncs and status writes must not bring the create back.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(endpointCreates()).toBe(attempts);
+
+    h.emulator.faults.clear();
+    await h.apply(endpoint("refused", { branchId: "br-feature", computeUnits: { min: 1 } }));
+    await readyWith("refused");
+    expect(endpointCreates()).toBe(attempts + 1);
+  });
+});
