@@ -1,0 +1,163 @@
+// The Secret an ApiKey writes: the only place a key value is ever stored.
+// Entries `apiKey` (the default key of SecretKeyRef, so the Secret can be the
+// credentials of other resources) and `keyId`; labelled; controlled by the
+// ApiKey so it goes with it and its changes wake the controller.
+import { createHash } from "node:crypto";
+import { isConflict, type KubeClient, type KubeObject } from "../runtime/index.ts";
+import { decodeSecretValue, secretKind, type Secret } from "./credentials.ts";
+
+export const managedByLabel = "app.kubernetes.io/managed-by";
+export const managedByValue = "neon-cloud-operator";
+export const apiKeyLabel = "neoncloud.dev/apikey";
+
+/** The resource a Secret belongs to: enough of an ApiKey to name it as owner. */
+export interface SecretOwner extends KubeObject {
+  apiVersion: string;
+  kind: string;
+}
+
+/**
+ * A short, one-way digest of a key value, kept in status to tell whether the
+ * Secret still holds the current key without keeping the key anywhere else.
+ */
+export function keyFingerprint(value: string): string {
+  return createHash("sha256").update(value).digest("hex").slice(0, 16);
+}
+
+/** What the Secret holds, without the value itself: its key id and fingerprint. */
+export interface StoredKey {
+  keyId: number | undefined;
+  fingerprint: string | undefined;
+}
+
+export function storedKey(secret: Secret | undefined): StoredKey | undefined {
+  if (!secret) return undefined;
+  const id = decodeSecretValue(secret, "keyId");
+  const value = decodeSecretValue(secret, "apiKey");
+  return {
+    keyId: id && /^\d+$/.test(id) ? Number(id) : undefined,
+    fingerprint: value ? keyFingerprint(value) : undefined,
+  };
+}
+
+export function isControlledBy(secret: Secret, owner: KubeObject): boolean {
+  return (secret.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata.uid);
+}
+
+/** A Secret of that name exists and is not this ApiKey's: overwriting it could lose someone's key. */
+export class SecretConflictError extends Error {
+  readonly reason = "SecretConflict";
+  /** Re-checked when the Secret changes (the controller watches Secrets), and now and then. */
+  readonly retryAfterMs = 60_000;
+  constructor(message: string) {
+    super(message);
+    this.name = "SecretConflictError";
+  }
+}
+
+function keySecret(owner: SecretOwner, name: string, key: { id: number; value: string }): Secret {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name,
+      namespace: owner.metadata.namespace,
+      labels: { [managedByLabel]: managedByValue, [apiKeyLabel]: owner.metadata.name ?? "" },
+      ownerReferences: [
+        {
+          apiVersion: owner.apiVersion,
+          kind: owner.kind,
+          name: owner.metadata.name ?? "",
+          uid: owner.metadata.uid ?? "",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    type: "Opaque",
+    data: {
+      apiKey: Buffer.from(key.value, "utf8").toString("base64"),
+      keyId: Buffer.from(String(key.id), "utf8").toString("base64"),
+    },
+  };
+}
+
+/**
+ * Stores `key` in the Secret: created, or its data replaced in one update, so
+ * a reader sees the old key or the new one, never a mix. Refuses a Secret that
+ * another owner controls.
+ */
+export async function writeKeySecret(
+  client: KubeClient,
+  owner: SecretOwner,
+  name: string,
+  key: { id: number; value: string },
+): Promise<void> {
+  const desired = keySecret(owner, name, key);
+  for (let attempt = 0; ; attempt++) {
+    const existing = await client.get<Secret>(secretKind, owner.metadata.namespace, name);
+    try {
+      if (!existing) {
+        await client.create(secretKind, desired);
+        return;
+      }
+      if (!isControlledBy(existing, owner)) {
+        throw new SecretConflictError(
+          `Secret ${owner.metadata.namespace}/${name} exists and is not controlled by this ApiKey; ` +
+            "delete it or choose another spec.secretName",
+        );
+      }
+      await client.replace(secretKind, {
+        ...existing,
+        metadata: {
+          ...existing.metadata,
+          labels: { ...existing.metadata.labels, ...desired.metadata.labels },
+        },
+        type: existing.type ?? "Opaque",
+        data: desired.data,
+        stringData: undefined,
+      });
+      return;
+    } catch (err) {
+      // Someone wrote the Secret between our read and write (409 Conflict, or
+      // AlreadyExists on create): read again rather than fail, since the new
+      // key is already live on the platform.
+      if (isConflict(err) && attempt < 4) continue;
+      throw err;
+    }
+  }
+}
+
+/** `Retain`: the Secret outlives the ApiKey, so drop its owner reference. */
+export async function releaseKeySecret(client: KubeClient, owner: KubeObject, name: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const secret = await client.get<Secret>(secretKind, owner.metadata.namespace, name);
+    if (!secret || !isControlledBy(secret, owner)) return;
+    try {
+      await client.replace(secretKind, {
+        ...secret,
+        metadata: {
+          ...secret.metadata,
+          ownerReferences: (secret.metadata.ownerReferences ?? []).filter(
+            (r) => r.uid !== owner.metadata.uid,
+          ),
+        },
+      });
+      return;
+    } catch (err) {
+      if (isConflict(err) && attempt < 4) continue;
+      throw err;
+    }
+  }
+}
+
+/**
+ * `Revoke`: the Secret's key is dead, so the Secret goes now rather than
+ * whenever the garbage collector gets to it (a Secret holding a dead key
+ * would break its readers in a confusing way).
+ */
+export async function deleteKeySecret(client: KubeClient, owner: KubeObject, name: string): Promise<void> {
+  const secret = await client.get<Secret>(secretKind, owner.metadata.namespace, name);
+  if (secret && isControlledBy(secret, owner))
+    await client.delete(secretKind, owner.metadata.namespace, name);
+}

@@ -1,0 +1,180 @@
+// An ApiKey's life as a team sees it: the key appears in a Secret and works;
+// a lost or edited Secret gets a new key; deleting revokes (or retains);
+// credentials can come from another ApiKey's Secret; and no key value ever
+// shows up in logs, events or status.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kubectl, eventually } from "../support/kube.ts";
+import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
+import { ContentType } from "../../src/runtime/index.ts";
+import {
+  type ApiKeyWorld,
+  authenticates,
+  expectNoKeyValueLeaked,
+  liveKeys,
+  startApiKeyWorld,
+} from "./harness.ts";
+
+let world: ApiKeyWorld;
+
+beforeAll(async () => {
+  world = await startApiKeyWorld();
+});
+
+afterAll(async () => {
+  await world.close();
+});
+
+describe("an ApiKey on the real API server and the emulator", () => {
+  it("creates a key into a labelled, owned Secret; deleting the ApiKey revokes the key", async () => {
+    const s = await world.scenario("ak-create");
+    await s.start();
+    await s.create("ci");
+    const ready = await s.waitReady("ci");
+    expect(ready.status?.secretName).toBe("ci-api-key");
+    expect(ready.status?.keyName).toMatch(/^ci-[a-z0-9]{6}$/);
+    expect(ready.metadata.finalizers).toContain("neoncloud.dev/apikey");
+
+    const stored = await s.stored("ci-api-key");
+    expect(stored?.keyId).toBe(ready.status?.keyId);
+    expect(await authenticates(world, stored!.value)).toBe(true);
+    const secret = await s.secret("ci-api-key");
+    expect(secret?.metadata.labels).toMatchObject({
+      "app.kubernetes.io/managed-by": "neon-cloud-operator",
+      "neoncloud.dev/apikey": "ci",
+    });
+    expect(secret?.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: "ApiKey",
+      name: "ci",
+      controller: true,
+    });
+
+    // Usage figures come from the shared key list once the key has been used.
+    await eventually(async () => (await s.get("ci"))?.status?.lastUsedAt, { what: "lastUsedAt" });
+
+    await kubectl(["delete", "apikey", "ci", "-n", s.namespace, "--wait=true", "--timeout=30s"]);
+    expect(await authenticates(world, stored!.value)).toBe(false);
+    expect(await s.secret("ci-api-key")).toBeUndefined();
+    expect(await liveKeys(world, "ci")).toEqual([]);
+  });
+
+  it("a deleted Secret gets a new key, the old key is revoked, and a Warning says so", async () => {
+    const s = await world.scenario("ak-lost");
+    await s.start();
+    await s.create("app", { keyName: "app-key", secretName: "app-credentials" });
+    const first = await s.waitReady("app");
+    const old = (await s.stored("app-credentials"))!;
+
+    await world.kube.delete(secretKind, s.namespace, "app-credentials");
+    const replaced = await s.waitReady("app", (o) => o.status?.keyId !== first.status?.keyId);
+    const fresh = await eventually(() => s.stored("app-credentials"), { what: "the new Secret" });
+    expect(fresh.keyId).toBe(replaced.status?.keyId);
+    expect(await authenticates(world, fresh.value)).toBe(true);
+    expect(await authenticates(world, old.value)).toBe(false);
+    const warnings = await eventually(async () => {
+      const events = await s.events();
+      return events.some((e) => e.reason === "SecretReplaced" && e.type === "Warning") ? events : undefined;
+    });
+    expect(warnings.length).toBeGreaterThan(0);
+    expect((await liveKeys(world, "app-key")).map((k) => k.id)).toEqual([fresh.keyId]);
+  });
+
+  it("a Secret whose key was edited gets a working key again", async () => {
+    const s = await world.scenario("ak-edit");
+    await s.start();
+    await s.create("edited");
+    const first = await s.waitReady("edited");
+    const old = (await s.stored("edited-api-key"))!;
+    await world.kube.patch<Secret>(
+      secretKind,
+      s.namespace,
+      "edited-api-key",
+      { stringData: { apiKey: "not-a-key" } },
+      ContentType.MergePatch,
+    );
+    await s.waitReady("edited", (o) => o.status?.keyId !== first.status?.keyId);
+    const fresh = await eventually(async () => {
+      const stored = await s.stored("edited-api-key");
+      return stored && stored.value !== "not-a-key" ? stored : undefined;
+    });
+    expect(await authenticates(world, fresh.value)).toBe(true);
+    expect(await authenticates(world, old.value)).toBe(false);
+  });
+
+  it("Retain keeps the key and its Secret after the ApiKey is gone", async () => {
+    const s = await world.scenario("ak-retain");
+    await s.start();
+    await s.create("keep", { deletionPolicy: "Retain" });
+    await s.waitReady("keep");
+    const stored = (await s.stored("keep-api-key"))!;
+    await kubectl(["delete", "apikey", "keep", "-n", s.namespace, "--wait=true", "--timeout=30s"]);
+    const secret = await s.secret("keep-api-key");
+    expect(secret).toBeDefined();
+    expect(secret?.metadata.ownerReferences ?? []).toEqual([]);
+    expect(await authenticates(world, stored.value)).toBe(true);
+  });
+
+  it("an ApiKey can take its credentials from another ApiKey's Secret", async () => {
+    const s = await world.scenario("ak-chain");
+    await s.start();
+    await s.create("parent");
+    await s.waitReady("parent");
+    await s.create("child", { credentials: { secretName: "parent-api-key" } });
+    await s.waitReady("child");
+    const child = (await s.stored("child-api-key"))!;
+    expect(await authenticates(world, child.value)).toBe(true);
+  });
+
+  it("missing credentials show as CredentialsNotFound and clear as soon as the Secret appears", async () => {
+    const s = await world.scenario("ak-creds");
+    // A long retry, so only the Secret watch can make this pass in time.
+    await s.start();
+    await s.create("late", { credentials: { secretName: "team-key" } });
+    const waiting = await eventually(async () => {
+      const ready = (await s.get("late"))?.status?.conditions?.find((c) => c.type === "Ready");
+      return ready?.status === "False" ? ready : undefined;
+    });
+    expect(waiting.reason).toBe("CredentialsNotFound");
+    await world.kube.create(secretKind, {
+      metadata: { name: "team-key", namespace: s.namespace },
+      stringData: { apiKey: world.platform.emulator.bootstrapKey },
+    });
+    await s.waitReady("late");
+  });
+
+  it("a refused operator key shows as Unauthorized with a clear Warning, and is retried slowly", async () => {
+    const s = await world.scenario("ak-401");
+    await world.kube.patch<Secret>(
+      secretKind,
+      s.namespace,
+      "neon-operator-credentials",
+      { stringData: { apiKey: "revoked-or-wrong" } },
+      ContentType.MergePatch,
+    );
+    await s.start();
+    await s.create("refused");
+    const refused = await eventually(async () => {
+      const ready = (await s.get("refused"))?.status?.conditions?.find((c) => c.type === "Ready");
+      return ready?.status === "False" ? ready : undefined;
+    });
+    expect(refused.reason).toBe("Unauthorized");
+    await eventually(async () =>
+      (await s.events()).find((e) => e.reason === "OperatorCredentialsRejected" && e.type === "Warning"),
+    );
+    // Retried in minutes, not in a loop: in the next two seconds the refused key is not sent again
+    // (a backoff loop would have sent it about ten times by then).
+    const refusals = async () =>
+      Object.values((await world.platform.counters()).by_route).reduce(
+        (n, byStatus) => n + (byStatus?.["401"] ?? 0),
+        0,
+      );
+    const before = await refusals();
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(await refusals()).toBe(before);
+  });
+});
+
+describe("secrecy", () => {
+  it("no key value appears in logs, events or ApiKey status", async () => {
+    await expectNoKeyValueLeaked(world);
+  });
+});
