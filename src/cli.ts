@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// neon-cloud-operator: one command line for the operator, the platform
+// emulator, the local sandbox, and the CRDs.
+import { renderAllCrds } from "./api/index.ts";
+import { runEmulatorCommand } from "./emulator/index.ts";
+import { ConfigError, configHelp, loadConfig } from "./runtime/index.ts";
+import { createLogger } from "./runtime/log.ts";
+
+const usage = `Usage: neon-cloud-operator <command> [options]
+
+Commands:
+  run        run the operator (in a cluster, or against $KUBECONFIG)
+  emulator   run the platform emulator (the platform API on loopback)
+  dev        run the local sandbox: Kubernetes API server + emulator + operator
+  crds       print the CustomResourceDefinitions (kubectl apply -f -)
+
+Run "neon-cloud-operator <command> --help" for a command's options.
+`;
+
+const runUsage = `Usage: neon-cloud-operator run [options]
+
+Runs the operator. Kubernetes access comes from $KUBECONFIG, ~/.kube/config or the
+pod's ServiceAccount. Every option can also be set by its environment variable.
+
+Options:
+${configHelp()}
+`;
+
+async function run(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(runUsage);
+    return 0;
+  }
+  let config;
+  try {
+    config = loadConfig(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`neon-cloud-operator run: ${err.message}\n\n${runUsage}`);
+      return 2;
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const { startOperator } = await import("./operator.ts");
+  const operator = await startOperator(config, log);
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      log.info({ signal }, "shutting down");
+      operator.stop().then(resolve, (err: unknown) => {
+        log.error({ err }, "shutdown failed");
+        resolve();
+      });
+    };
+    process.once("SIGTERM", () => shutdown("SIGTERM"));
+    process.once("SIGINT", () => shutdown("SIGINT"));
+  });
+  log.info("stopped");
+  return 0;
+}
+
+function crds(argv: string[]): number {
+  if (argv.length > 0) {
+    const help = argv.includes("--help") || argv.includes("-h");
+    (help ? process.stdout : process.stderr).write(
+      "Usage: neon-cloud-operator crds\n\nPrints the CRDs as YAML: neon-cloud-operator crds | kubectl apply -f -\n",
+    );
+    return help ? 0 : 2;
+  }
+  process.stdout.write(renderAllCrds());
+  return 0;
+}
+
+async function dev(argv: string[]): Promise<number> {
+  const { runSandboxCommand } = await import("./sandbox/sandbox.ts");
+  return runSandboxCommand(argv);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "run":
+      return run(rest);
+    case "emulator":
+      return runEmulatorCommand(rest);
+    case "dev":
+      return dev(rest);
+    case "crds":
+      return crds(rest);
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(usage);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`neon-cloud-operator: unknown command "${command}"\n\n${usage}`);
+      return 2;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
