@@ -1,10 +1,12 @@
 // `npm run generate`: writes crds/*.yaml from the zod schemas in src/api, and
 // the copies that kustomize (deploy/crds/) and Helm (the chart's files/crds/)
-// need because neither loads files from outside its own folder.
+// need because neither loads files from outside its own folder; and the
+// field reference under docs/reference/.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { crdFileName, kinds } from "../src/api/index.ts";
 import { renderCrdYaml } from "../src/api/kind.ts";
+import { referenceFileName, renderReference } from "../src/api/reference.ts";
 
 const root = join(import.meta.dirname, "..");
 const targets = [
@@ -19,4 +21,12 @@ for (const dir of targets) {
     await writeFile(file, renderCrdYaml(kind));
     process.stdout.write(`wrote ${file}\n`);
   }
+}
+
+const docs = join(root, "docs", "reference");
+await mkdir(docs, { recursive: true });
+for (const kind of kinds) {
+  const file = join(docs, referenceFileName(kind));
+  await writeFile(file, renderReference(kind));
+  process.stdout.write(`wrote ${file}\n`);
 }

@@ -5,14 +5,20 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { crdFileName, kinds } from "./index.ts";
 import { renderCrdYaml } from "./kind.ts";
+import { referenceFileName, renderReference } from "./reference.ts";
 
 const crdDir = join(import.meta.dirname, "..", "..", "crds");
+const referenceDir = join(import.meta.dirname, "..", "..", "docs", "reference");
 
 describe("generated CRDs", () => {
   for (const kind of kinds) {
     it(`crds/${crdFileName(kind)} matches the ${kind.kind} schema`, async () => {
       const committed = await readFile(join(crdDir, crdFileName(kind)), "utf8");
       expect(committed, "crds/ is stale: run `npm run generate`").toBe(renderCrdYaml(kind));
+    });
+    it(`docs/reference/${referenceFileName(kind)} documents the ${kind.kind} schema`, async () => {
+      const committed = await readFile(join(referenceDir, referenceFileName(kind)), "utf8");
+      expect(committed, "docs/reference is stale: run `npm run generate`").toBe(renderReference(kind));
     });
   }
 });
