@@ -110,7 +110,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     ) {
       return Action.done();
     }
-    const client = this.client(obj, spec.data, ctx);
+    const client = await this.client(obj, spec.data, ctx);
     const endpoint = await this.find(client, obj, spec.data);
     if (!endpoint) return Action.done();
     try {
@@ -123,11 +123,34 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     return Action.requeueAfter(Math.min(this.pollMs, 1_000));
   }
 
-  private client(obj: ComputeEndpointObject, spec: ComputeEndpointSpec, ctx: Ctx): PlatformClient {
-    const secrets = ctx.cache<Secret>(secretKind);
+  /** Secrets read by name, outside the watched namespaces (the operator's own credentials). */
+  private readonly unwatchedSecrets = new Map<string, { secret: Secret | undefined; at: number }>();
+
+  private async client(
+    obj: ComputeEndpointObject,
+    spec: ComputeEndpointSpec,
+    ctx: Ctx,
+  ): Promise<PlatformClient> {
     const namespace = obj.metadata.namespace ?? "";
-    return this.options.access.resolve(namespace, spec.credentials, (ns, name) => secrets.get(ns, name))
-      .client;
+    const target = this.options.access.secretFor(namespace, spec.credentials);
+    const secret = target ? await this.secret(target.namespace, target.name, ctx) : undefined;
+    return this.options.access.resolve(namespace, spec.credentials, () => secret).client;
+  }
+
+  /**
+   * A credentials Secret from the cache; the operator's default one usually
+   * lives in its own namespace, which need not be watched, so it is read by
+   * name and kept for a few seconds (thousands of resources share it).
+   */
+  private async secret(namespace: string, name: string, ctx: Ctx): Promise<Secret | undefined> {
+    const cached = ctx.cache<Secret>(secretKind).get(namespace, name);
+    if (cached) return cached;
+    const key = `${namespace}/${name}`;
+    const memo = this.unwatchedSecrets.get(key);
+    if (memo && Date.now() - memo.at < 10_000) return memo.secret;
+    const secret = await ctx.client.get<Secret>(secretKind, namespace, name);
+    this.unwatchedSecrets.set(key, { secret, at: Date.now() });
+    return secret;
   }
 
   /** The endpoint this resource stands for: adopted id, recorded id, or the name given on creation. */
@@ -153,7 +176,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
   }
 
   private async sync(obj: ComputeEndpointObject, spec: ComputeEndpointSpec, ctx: Ctx): Promise<Action> {
-    const client = this.client(obj, spec, ctx);
+    const client = await this.client(obj, spec, ctx);
     const status = obj.status ?? {};
 
     // 1. The last change is still running on the platform: look again later.
