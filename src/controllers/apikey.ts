@@ -30,17 +30,12 @@ import {
   type ResolvedCredentials,
   type Secret,
 } from "./credentials.ts";
-import type { ControllerFactory, KindControllerOptions } from "./options.ts";
+import { resourceKind, type ControllerFactory, type KindControllerOptions } from "./options.ts";
 import { describeFailure } from "./reasons.ts";
 
 export type { ApiKeyObject } from "./apikey-pass.ts";
 
-export const apiKeyResourceKind: ResourceKind = {
-  group: apiKeyKind.group,
-  version: apiKeyKind.version,
-  plural: apiKeyKind.plural,
-  kind: apiKeyKind.kind,
-};
+export const apiKeyResourceKind: ResourceKind = resourceKind(apiKeyKind);
 
 export const apiKeyFinalizer = "neoncloud.dev/apikey";
 

@@ -44,7 +44,7 @@ import {
   type Conditions,
 } from "./computeendpoint-status.ts";
 import { secretKind, type Secret } from "./credentials.ts";
-import type { ControllerFactory, KindControllerOptions } from "./options.ts";
+import { resourceKind, type ControllerFactory, type KindControllerOptions } from "./options.ts";
 import { describeFailure } from "./reasons.ts";
 
 export interface ComputeEndpointObject extends KubeObject {
@@ -52,12 +52,7 @@ export interface ComputeEndpointObject extends KubeObject {
   status?: ComputeEndpointStatus;
 }
 
-export const computeEndpointResourceKind: ResourceKind = {
-  group: computeEndpointKind.group,
-  version: computeEndpointKind.version,
-  plural: computeEndpointKind.plural,
-  kind: computeEndpointKind.kind,
-};
+export const computeEndpointResourceKind: ResourceKind = resourceKind(computeEndpointKind);
 
 export const computeEndpointFinalizer = "neoncloud.dev/computeendpoint";
 

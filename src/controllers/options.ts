@@ -1,6 +1,12 @@
 // What every kind's controller factory takes: the runtime's dependencies,
 // platform access, and the tuning the operator's configuration decides.
-import type { Controller, ControllerDeps, ControllerOptions, KubeObject } from "../runtime/index.ts";
+import type {
+  Controller,
+  ControllerDeps,
+  ControllerOptions,
+  KubeObject,
+  ResourceKind,
+} from "../runtime/index.ts";
 import type { PlatformAccess } from "./credentials.ts";
 
 export interface KindControllerOptions {
@@ -24,3 +30,8 @@ export interface KindControllerOptions {
 
 /** Makes the Controller for a kind's options: a Manager's, or a standalone one in tests. */
 export type ControllerFactory<T extends KubeObject> = (options: ControllerOptions<T>) => Controller<T>;
+
+/** The runtime's handle of a kind defined in src/api. */
+export function resourceKind(def: ResourceKind): ResourceKind {
+  return { group: def.group, version: def.version, plural: def.plural, kind: def.kind };
+}

@@ -7,6 +7,7 @@
 import { backoffDelay, type BackoffOptions } from "./workqueue.ts";
 import { apiVersionOf, objectKey, type KubeClient, type KubeObject, type ResourceKind } from "./kube.ts";
 import { silentLogger, type Logger } from "./log.ts";
+import { pause } from "./pause.ts";
 
 export interface InformerHandlers<T> {
   add?(obj: T): void;
@@ -152,7 +153,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           },
           "watch failed; reconnecting",
         );
-        await sleep(delay, this.stopController.signal);
+        await pause(delay, this.stopController.signal);
       }
     }
   }
@@ -306,17 +307,4 @@ export class Informer<T extends KubeObject = KubeObject> {
         );
     });
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done);
-  });
 }

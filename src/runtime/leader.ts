@@ -6,6 +6,7 @@
 // never by comparing timestamps written by another machine.
 import { isConflict, type KubeClient, type KubeObject, type ResourceKind } from "./kube.ts";
 import { silentLogger, type Logger } from "./log.ts";
+import { pause } from "./pause.ts";
 
 export const leaseKind: ResourceKind = {
   group: "coordination.k8s.io",
@@ -146,7 +147,7 @@ export class LeaderElector {
       const wait = this.leading
         ? this.options.retryPeriodMs
         : this.options.retryPeriodMs * (1 + 0.2 * Math.random());
-      await sleep(wait, signal);
+      await pause(wait, signal);
     }
   }
 
@@ -240,17 +241,4 @@ export class LeaderElector {
       this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "could not release the lease");
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done);
-  });
 }

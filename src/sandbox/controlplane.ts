@@ -2,14 +2,16 @@
 // Go module: embedded etcd + kube-apiserver + a few kube-controller-manager
 // controllers) and kubectl of the same release. Used by the test suites and by
 // the sandbox; it needs a source checkout and a Go toolchain.
-import { spawn, type ChildProcess } from "node:child_process";
-import { createHash } from "node:crypto";
-import { createWriteStream, existsSync } from "node:fs";
-import { mkdir, readFile, readdir, rename, rm } from "node:fs/promises";
-import { homedir } from "node:os";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { buildGoTools, cacheBase, moduleHash, requirement, stderrLog, type Log } from "./go-build.ts";
+
+const execFileAsync = promisify(execFile);
 
 export const controlPlaneModuleDir = resolve(
   dirname(fileURLToPath(import.meta.url)),
@@ -39,59 +41,24 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-type Log = (line: string) => void;
-
 async function kubernetesVersion(): Promise<string> {
   const goMod = await readFile(join(controlPlaneModuleDir, "go.mod"), "utf8");
-  const match = /^\s*k8s\.io\/kubernetes\s+(v\S+)/m.exec(goMod);
-  if (!match?.[1]) throw new Error(`no k8s.io/kubernetes requirement in ${controlPlaneModuleDir}/go.mod`);
-  return match[1];
-}
-
-/** The build key: Kubernetes version plus a hash of our Go sources, so an edit rebuilds. */
-async function buildKey(version: string): Promise<string> {
-  const hash = createHash("sha256");
-  const files = (await readdir(controlPlaneModuleDir))
-    .filter((f) => f.endsWith(".go") || f === "go.mod" || f === "go.sum")
-    .sort();
-  for (const f of files) {
-    hash.update(f);
-    hash.update(await readFile(join(controlPlaneModuleDir, f)));
-  }
-  return `${version}-${hash.digest("hex").slice(0, 12)}`;
+  return requirement(goMod, "k8s.io/kubernetes");
 }
 
 export function cacheRoot(): string {
-  const base =
-    process.env.NEON_CONTROLPLANE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"));
-  return join(base, "neon-cloud-operator", "controlplane");
-}
-
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "inherit", "inherit"] });
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      if (code === 0) resolvePromise();
-      else reject(new Error(`${cmd} ${args.join(" ")} failed (${signal ?? `exit ${code}`})`));
-    });
-  });
+  return join(cacheBase(), "controlplane");
 }
 
 /** Builds (or finds in the cache) the control plane and kubectl binaries. */
-export async function buildControlPlane(
-  log: Log = (l) => process.stderr.write(`${l}\n`),
-): Promise<ControlPlaneBinaries> {
+export async function buildControlPlane(log: Log = stderrLog): Promise<ControlPlaneBinaries> {
   const version = await kubernetesVersion();
-  const dir = join(cacheRoot(), await buildKey(version));
+  const dir = join(cacheRoot(), `${version}-${await moduleHash(controlPlaneModuleDir)}`);
   const binaries = {
     controlplane: join(dir, "controlplane"),
     kubectl: join(dir, "kubectl"),
     kubernetesVersion: version,
   };
-  if (existsSync(binaries.controlplane) && existsSync(binaries.kubectl)) return binaries;
-
-  await mkdir(dir, { recursive: true });
   const [major, minor] = version.replace(/^v/, "").split(".");
   const ldflags = ["-s", "-w"];
   // A module build has no git metadata; stamp the release so /version and
@@ -103,27 +70,24 @@ export async function buildControlPlane(
       `-X ${pkg}.gitMinor=${minor}`,
     );
   }
-  // GOTOOLCHAIN=local: never download a toolchain; GOFLAGS=-mod=mod: go.sum pins everything.
-  const env = { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod", CGO_ENABLED: "0" };
-  const targets: [string, string][] = [
-    [".", binaries.controlplane],
-    ["k8s.io/kubernetes/cmd/kubectl", binaries.kubectl],
-  ];
-  for (const [pkg, out] of targets) {
-    log(
-      `controlplane: building ${pkg === "." ? "control plane (etcd + kube-apiserver + controllers)" : "kubectl"} ${version} into ${dir}; the first build takes several minutes`,
-    );
-    const started = Date.now();
-    const tmp = `${out}.tmp-${process.pid}`;
-    await run(
-      "go",
-      ["build", "-trimpath", `-ldflags=${ldflags.join(" ")}`, "-o", tmp, pkg],
-      controlPlaneModuleDir,
-      env,
-    );
-    await rename(tmp, out);
-    log(`controlplane: built ${out} in ${Math.round((Date.now() - started) / 1000)} s`);
-  }
+  await buildGoTools(
+    controlPlaneModuleDir,
+    [
+      {
+        pkg: ".",
+        binary: binaries.controlplane,
+        ldflags,
+        describe: `controlplane: building etcd + kube-apiserver + controllers ${version} into ${dir}`,
+      },
+      {
+        pkg: "k8s.io/kubernetes/cmd/kubectl",
+        binary: binaries.kubectl,
+        ldflags,
+        describe: `controlplane: building kubectl ${version} into ${dir}`,
+      },
+    ],
+    log,
+  );
   return binaries;
 }
 
@@ -181,7 +145,7 @@ export async function startControlPlane(
       const out = join(ready.dir, `user-${++mintCount}.kubeconfig`);
       const args = ["mint-user", "--dir", ready.dir, "--user", user, "--out", out];
       for (const g of groups) args.push("--group", g);
-      await run(binaries.controlplane, args, ready.dir, process.env);
+      await execFileAsync(binaries.controlplane, args, { cwd: ready.dir });
       return out;
     },
     async stop() {
