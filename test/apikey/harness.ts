@@ -1,8 +1,6 @@
 // ApiKey scenarios against the real API server and the emulator over HTTP:
 // one emulator per test file, one namespace (with the operator's default
 // credentials Secret in it) per scenario, controllers started and "killed" at will.
-import { Writable } from "node:stream";
-import pino from "pino";
 import { apiKeyKind } from "../../src/api/index.ts";
 import {
   type ApiKeyObject,
@@ -37,6 +35,7 @@ import { randomBytes } from "node:crypto";
 import type { ApiKey } from "../../src/platform/index.ts";
 import type { z } from "zod";
 import type { ApiKeySpec } from "../../src/api/apikey.ts";
+import { LogCapture } from "../support/operator.ts";
 
 export const defaultCredentialsName = "neon-operator-credentials";
 
@@ -75,14 +74,9 @@ export interface Scenario {
 export async function startApiKeyWorld(): Promise<ApiKeyWorld> {
   const platform = await startPlatform();
   const kube = new KubeClient(adminKubeConfig());
-  const logLines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
-      done();
-    },
-  });
-  const log = pino({ level: "debug" }, sink);
+  const capture = new LogCapture();
+  const log = capture.logger;
+  const logLines = capture.lines;
   const seenValues = new Set<string>([platform.emulator.bootstrapKey]);
   const namespaces: string[] = [];
   const controllers = new Set<Controller<ApiKeyObject>>();
