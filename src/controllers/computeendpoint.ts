@@ -257,7 +257,9 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
       ctx,
       { ...obj.status, ...observedFields(endpoint, this.now()), operations, suspended: spec.suspended },
       {
-        ready: ["True", "Available", `endpoint ${endpoint.id} is ${endpoint.currentState}`],
+        ready: usable(endpoint)
+          ? ["True", "Available", `endpoint ${endpoint.id} is ${endpoint.currentState}`]
+          : ["False", "EndpointState", `endpoint ${endpoint.id} is ${endpoint.currentState}`],
         synced: ["True", "Synced", "the endpoint matches the spec"],
       },
     );
@@ -356,6 +358,12 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     | undefined
   > {
     const { projectId } = spec;
+    if (endpoint.currentState === "init") {
+      // Nothing of ours is running (step 1 waited), so its start failed or was lost: start it again.
+      const result = await client.startEndpoint(projectId, endpoint.id);
+      ctx.events.normal("Starting", "Start", "the endpoint never started; starting it");
+      return { result, reason: "Starting", message: "starting the endpoint" };
+    }
     const patch = difference(spec, endpoint);
     const fields = Object.keys(patch);
     if (fields.length > 0) {
@@ -466,6 +474,11 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
       ctx.log.warn({ err: writeErr }, "could not record the failure in status");
     }
   }
+}
+
+/** Serving, or suspended and ready to wake on the next connection. */
+function usable(endpoint: Endpoint): boolean {
+  return endpoint.currentState === "active" || endpoint.currentState === "idle";
 }
 
 /** Older resources win a branch; the UID breaks ties so every replica agrees. */

@@ -135,4 +135,90 @@ describe("ComputeEndpoint recovery", () => {
     await readyWith("refused");
     expect(endpointCreates()).toBe(attempts + 1);
   });
+
+  it("a failed platform operation is reported with its failure count, then retried", async () => {
+    h.emulator.faults.set({ operations: [{ action: "start_compute", times: 1 }] });
+    await h.apply(endpoint("unlucky", { branchId: "br-feature", type: "read_only" }));
+    // The retry follows within milliseconds, so the Warning event is the durable record.
+    const warning = await eventually(
+      async () => {
+        const out = await kubectl([
+          "get",
+          "events",
+          "-n",
+          h.namespace,
+          "--field-selector",
+          "involvedObject.name=unlucky,reason=OperationFailed",
+          "-o",
+          "json",
+        ]);
+        const items = (JSON.parse(out) as { items: { message?: string; note?: string }[] }).items;
+        return items[0];
+      },
+      { what: "the OperationFailed event" },
+    );
+    expect(warning.message ?? warning.note).toMatch(/start_compute .* failed \(failures_count 1\)/);
+    h.emulator.faults.clear();
+    // The retry starts the endpoint that never started, and it becomes Ready.
+    const obj = await readyWith("unlucky");
+    expect(obj.status?.currentState).toBe("active");
+  });
+
+  it("waits for missing credentials, and goes on as soon as the Secret appears", async () => {
+    await h.apply(
+      endpoint("own-key", {
+        branchId: "br-feature",
+        type: "read_only",
+        credentials: { secretName: "team-key" },
+      }),
+    );
+    const waiting = await eventually(
+      async () => {
+        const obj = await resource("own-key");
+        return readyReason(obj)?.reason === "CredentialsNotFound" ? obj : undefined;
+      },
+      { what: "CredentialsNotFound" },
+    );
+    expect(readyReason(waiting)?.message).toContain("team-key");
+    await kubectl(["apply", "-n", h.namespace, "-f", "-"], {
+      input: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "team-key" },
+        stringData: { apiKey: h.emulator.bootstrapKey },
+      }),
+    });
+    // Well before the 60 s re-check: the Secret's watch event brings it back.
+    await eventually(
+      async () => {
+        const obj = await resource("own-key");
+        return readyReason(obj)?.status === "True" ? obj : undefined;
+      },
+      { what: "Ready once the Secret exists", timeoutMs: 20_000 },
+    );
+  });
+
+  it("reports Locked while the project refuses changes (423), and applies the change once it lifts", async () => {
+    h.emulator.faults.set({
+      requests: [{ method: "PATCH", route: "/projects/:project_id/endpoints/:endpoint_id", status: 423 }],
+    });
+    await h.apply(
+      endpoint("own-key", {
+        branchId: "br-feature",
+        type: "read_only",
+        credentials: { secretName: "team-key" },
+        computeUnits: { min: 2 },
+      }),
+    );
+    await eventually(
+      async () => {
+        const obj = await resource("own-key");
+        return readyReason(obj)?.reason === "Locked" ? obj : undefined;
+      },
+      { what: "Locked" },
+    );
+    h.emulator.faults.clear();
+    const done = await readyWith("own-key", (o) => o.status?.computeUnits?.min === 2);
+    expect(done.status?.computeUnits).toEqual({ min: 2, max: 2 });
+  });
 });
