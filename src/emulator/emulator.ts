@@ -37,6 +37,8 @@ export interface EmulatorOptions {
   checkAvailabilityIntervalMs?: number;
   /** Operations kept per project before the oldest finished ones are dropped (default 2000). */
   maxOperationsPerProject?: number;
+  /** How long new operations stay out of the operations list (eventual consistency; default 0). */
+  operationsListLagMs?: number;
   /** The platform's limits by default; `false` turns them off. */
   rateLimits?: RateLimits | false;
   /** Keep the world in this file across restarts (loaded at start when it exists). */
@@ -89,6 +91,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(options.maxOperationsPerProject === undefined
       ? {}
       : { maxOperationsPerProject: options.maxOperationsPerProject }),
+    ...(options.operationsListLagMs === undefined
+      ? {}
+      : { operationsListLagMs: options.operationsListLagMs }),
     operationWillFail: faults.operationWillFail,
   };
   let world: World;
@@ -176,6 +181,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return;
     }
     if (fault?.status !== undefined) {
+      if (fault.retryAfterS !== undefined) res.setHeader("retry-after", String(fault.retryAfterS));
       fail(fault.status, faultMessage(fault.status), "status");
       return;
     }

@@ -20,6 +20,13 @@ export const requestFaultSchema = z.object({
     .union([z.literal(400), z.literal(422), z.literal(500), z.literal(503), z.literal(423), z.literal(429)])
     .optional(),
   latency_ms: z.number().min(0).max(60_000).optional().describe("real milliseconds added before answering"),
+  retry_after_s: z
+    .number()
+    .int()
+    .min(0)
+    .max(3_600)
+    .optional()
+    .describe("with status: a Retry-After header in seconds (the platform does not always send one)"),
   reset: z.boolean().optional().describe("drop the connection before handling the request"),
   lose_response: z.boolean().optional().describe("apply the request, then drop the connection unanswered"),
 });
@@ -42,6 +49,7 @@ export type RequestFault = z.infer<typeof requestFaultSchema>;
 export interface FaultEffect {
   latencyMs: number;
   status?: 400 | 422 | 500 | 503 | 423 | 429;
+  retryAfterS?: number;
   reset: boolean;
   loseResponse: boolean;
 }
@@ -77,6 +85,7 @@ export class Faults {
       effect ??= { latencyMs: 0, reset: false, loseResponse: false };
       effect.latencyMs += rule.latency_ms ?? 0;
       if (rule.status !== undefined) effect.status ??= rule.status;
+      if (rule.retry_after_s !== undefined) effect.retryAfterS ??= rule.retry_after_s;
       effect.reset ||= rule.reset ?? false;
       effect.loseResponse ||= rule.lose_response ?? false;
     }

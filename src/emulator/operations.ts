@@ -29,6 +29,8 @@ export function listOperations(
     if (parsed === undefined) throw badRequest("cursor: not a pagination cursor");
     before = parsed;
   }
+  // Eventual consistency: operations younger than the lag are not listed yet.
+  if (world.operationsListLagMs > 0) before = Math.min(before, (now - world.operationsListLagMs) * 1000);
   // Operations are stored oldest first with strictly increasing times: find the first one at or after the cursor.
   let lo = 0;
   let hi = all.length;

@@ -28,6 +28,12 @@ export interface WorldOptions {
   maxOperationsPerProject?: number;
   /** Whether a new operation will end `failed` (the faults' hook). */
   operationWillFail?: (operation: OperationRecord) => boolean;
+  /**
+   * How long a new operation stays out of the project's operations list (default 0). The
+   * platform's list is eventually consistent: right after a request it may not show the
+   * operations the request returned, while reading one by id does.
+   */
+  operationsListLagMs?: number;
 }
 
 /** One operation of a request, in the order they run. */
@@ -65,6 +71,7 @@ export class World {
   private readonly checkInterval: number;
   private readonly maxOperations: number;
   private readonly operationWillFail: (operation: OperationRecord) => boolean;
+  readonly operationsListLagMs: number;
   /** Operations created since start, retained or not. */
   operationsCreated = 0;
   /** Bumped on every change of what endpoints show, so their serialised views can be cached. */
@@ -77,6 +84,7 @@ export class World {
     this.checkInterval = options.checkAvailabilityIntervalMs ?? 0;
     this.maxOperations = options.maxOperationsPerProject ?? 2000;
     this.operationWillFail = options.operationWillFail ?? (() => false);
+    this.operationsListLagMs = options.operationsListLagMs ?? 0;
   }
 
   /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */

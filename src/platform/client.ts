@@ -8,6 +8,7 @@ import { RateBudget, type RateLimits } from "./budget.ts";
 import { Exchange, type RetryOptions, type RouteCall } from "./exchange.ts";
 import { noMetrics, type PlatformMetrics } from "./metrics.ts";
 import {
+  type OperationPolling,
   OperationsTracker,
   type OperationsOutcome,
   type OperationsPage,
@@ -58,6 +59,8 @@ export interface PlatformClientOptions extends TransportTimeouts {
   /** How long an endpoint list is shared by readers of the same project. Default 1 s. */
   snapshotWindowMs?: number;
   operations?: OperationsTrackerOptions;
+  /** How running operations are looked at (overrides `operations.polling`). Default `batched`. */
+  operationPolling?: OperationPolling;
   /** Maximum sockets kept open to the platform. Default 32. */
   connections?: number;
 }
@@ -83,7 +86,10 @@ export class PlatformClient implements OperationsSource {
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
     this.budget = options.budget ?? RateBudget.forAccount(this.baseUrl, options.apiKey, options.limits);
     this.pollIntervalMs = options.pollIntervalMs ?? 5_000;
-    this.trackerOptions = options.operations ?? {};
+    this.trackerOptions = {
+      ...options.operations,
+      ...(options.operationPolling === undefined ? {} : { polling: options.operationPolling }),
+    };
     this.transport = new Transport({ ...options, baseUrl: this.baseUrl });
     const logger = (options.logger ?? pino({ enabled: false })).child(
       { component: "platform-client" },

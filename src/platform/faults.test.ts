@@ -229,50 +229,40 @@ describe("when the platform is unreachable", () => {
 });
 
 describe("a 429 that says when to come back", () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await startPlatform();
+  });
+  afterAll(() => platform.close());
+
   it("is handed back at once with Retry-After as retryAfterMs when that is far away", async () => {
-    const server = await startScriptedServer(() => ({
-      status: 429,
-      headers: { "retry-after": "30" },
-      body: { code: "", message: "rate limit exceeded" },
-    }));
-    const client = new PlatformClient({
-      baseUrl: server.baseUrl,
-      apiKey: "k".repeat(64),
-      budget: generousBudget(),
-      retry: fastRetry,
-    });
+    await platform.setFaults({ requests: [{ route: "/projects", status: 429, retry_after_s: 30 }] });
+    const client = platform.client({ retry: fastRetry });
     try {
+      const before = await platform.served("GET /projects");
       const error = await client.listProjects().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RateLimitedError);
       expect(error).toMatchObject({ retryAfterMs: 30_000, retryable: true });
-      expect(server.received).toHaveLength(1);
+      expect((await platform.served("GET /projects")) - before).toBe(1);
     } finally {
       await client.close();
-      await server.close();
     }
   });
 
   it("is retried inline when Retry-After is short", async () => {
-    const server = await startScriptedServer((_req, index) =>
-      index === 0
-        ? { status: 429, headers: { "retry-after": "0" }, body: { code: "", message: "slow down" } }
-        : { status: 200, body: { projects: [] } },
-    );
-    const client = new PlatformClient({
-      baseUrl: server.baseUrl,
-      apiKey: "k".repeat(64),
-      budget: generousBudget(),
-      retry: fastRetry,
-    });
+    await platform.setFaults({ requests: [{ route: "/projects", status: 429, retry_after_s: 0, times: 1 }] });
+    const client = platform.client({ retry: fastRetry });
     try {
-      expect(await client.listProjects()).toEqual([]);
-      expect(server.received).toHaveLength(2);
+      const before = await platform.served("GET /projects");
+      expect(Array.isArray(await client.listProjects())).toBe(true);
+      expect((await platform.served("GET /projects")) - before).toBe(2);
     } finally {
       await client.close();
-      await server.close();
     }
   });
+});
 
+describe("a platform answer the emulator cannot give", () => {
   it("reports a 5xx on a read as a retryable server error once attempts run out", async () => {
     const server = await startScriptedServer(() => ({ status: 502, body: "bad gateway" }));
     const client = new PlatformClient({

@@ -10,6 +10,7 @@ export {
   OperationsTracker,
   summarizeOperations,
   waitForOperations,
+  type OperationPolling,
   type OperationsOutcome,
   type OperationsPage,
   type OperationsSource,

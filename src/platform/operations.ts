@@ -22,7 +22,16 @@ export interface OperationsSource {
   getOperation(projectId: string, operationId: string): Promise<Operation>;
 }
 
+/**
+ * How pending operations are looked at: `batched` (one shared list pass per project, the default)
+ * or `per-operation` (one GET by id for each, as the platform's existing clients do; kept for
+ * side-by-side benchmarks).
+ */
+export type OperationPolling = "batched" | "per-operation";
+
 export interface OperationsTrackerOptions {
+  /** Default `batched`. */
+  polling?: OperationPolling;
   /** Operations per list page. Default 100 (the platform allows up to 1000). */
   pageSize?: number;
   /** Most pages read in one pass before falling back to reads by id. Default 5. */
@@ -56,6 +65,7 @@ export class OperationsTracker {
   private readonly pageSize: number;
   private readonly maxPages: number;
   private readonly batchWindowMs: number;
+  private readonly polling: OperationPolling;
   private open: Batch | undefined;
 
   constructor(source: OperationsSource, projectId: string, options: OperationsTrackerOptions = {}) {
@@ -64,6 +74,7 @@ export class OperationsTracker {
     this.pageSize = options.pageSize ?? 100;
     this.maxPages = options.maxPages ?? 5;
     this.batchWindowMs = options.batchWindowMs ?? 10;
+    this.polling = options.polling ?? "batched";
   }
 
   /**
@@ -72,6 +83,15 @@ export class OperationsTracker {
    */
   async refresh(operations: readonly (Operation | string)[]): Promise<Operation[]> {
     const pending = operations.filter((op) => typeof op === "string" || !isSettled(op));
+    if (this.polling === "per-operation") {
+      return Promise.all(
+        operations.map((op) =>
+          typeof op !== "string" && isSettled(op)
+            ? op
+            : this.source.getOperation(this.projectId, typeof op === "string" ? op : op.id),
+        ),
+      );
+    }
     const batch = pending.length > 0 ? this.join(pending) : undefined;
     const latest = batch ? await batch.result : new Map<string, Operation | Error>();
     return operations.map((op) => {
