@@ -82,6 +82,17 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     this.pollMs = options.pollIntervalMs ?? 5_000;
   }
 
+  /**
+   * Polls fall on shared ticks of the poll interval (at least half an interval away), so every
+   * resource of a project waiting on operations looks at the same moment and the project's
+   * operations tracker and endpoint snapshot serve them all with one request each.
+   */
+  private nextPoll(intervalMs: number): number {
+    const tick = Math.max(intervalMs, 1);
+    const untilTick = tick - (Date.now() % tick);
+    return untilTick < tick / 2 ? untilTick + tick : untilTick;
+  }
+
   private now(): Date {
     return this.options.now?.() ?? new Date();
   }
@@ -192,7 +203,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
             reconciling: true,
           },
         );
-        return Action.requeueAfter(outcome.retryAfterMs);
+        return Action.requeueAfter(this.nextPoll(outcome.retryAfterMs));
       }
       if (outcome.state === "failed") {
         const message = `operation ${describeOps(outcome.failed)} failed (failures_count ${outcome.failuresCount})`;
@@ -247,7 +258,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
         },
       );
       return mutation.result.operations.length > 0
-        ? Action.requeueAfter(this.pollMs)
+        ? Action.requeueAfter(this.nextPoll(this.pollMs))
         : Action.requeueAfter(0);
     }
 
@@ -319,7 +330,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
         reconciling: true,
       },
     );
-    return Action.requeueAfter(this.pollMs);
+    return Action.requeueAfter(this.nextPoll(this.pollMs));
   }
 
   /** Two resources of this cluster must not both create the read-write endpoint of one branch. */
