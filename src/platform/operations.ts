@@ -79,13 +79,13 @@ export class OperationsTracker {
 
   /**
    * The latest record of each operation, in the order given. Operations already settled are
-   * returned as they are; the others are read in one shared pass.
+   * returned as they are; the others are read in one shared pass (per-operation: each by id).
    */
   async refresh(operations: readonly (Operation | string)[]): Promise<Operation[]> {
     const pending = operations.filter((op) => typeof op === "string" || !isSettled(op));
     if (this.polling === "per-operation") {
       return Promise.all(
-        operations.map((op) =>
+        operations.map(async (op) =>
           typeof op !== "string" && isSettled(op)
             ? op
             : this.source.getOperation(this.projectId, typeof op === "string" ? op : op.id),
