@@ -115,7 +115,8 @@ export class Transport {
     }
   }
 
+  /** Closes the keep-alive connections; closing twice is harmless. */
   close(): Promise<void> {
-    return this.pool.close();
+    return this.pool.closed || this.pool.destroyed ? Promise.resolve() : this.pool.close();
   }
 }

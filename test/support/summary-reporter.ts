@@ -8,8 +8,9 @@ export default class SummaryReporter implements Reporter {
     let failed = unhandledErrors.length;
     let skipped = 0;
     for (const module of testModules) {
-      // A file that fails to load has no tests but must still count as a failure.
-      if (module.state() === "failed" && [...module.children.allTests()].length === 0) failed++;
+      // A file that fails outside its tests (it does not load, a hook throws) still counts as a failure.
+      const tests = [...module.children.allTests()];
+      if (module.state() === "failed" && !tests.some((t) => t.result().state === "failed")) failed++;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === "passed") passed++;
