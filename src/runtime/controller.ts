@@ -314,6 +314,10 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.peak = Math.max(this.peak, this.running);
       try {
         if (!signal.aborted) await this.process(key, queue, signal);
+      } catch (err) {
+        // process() handles reconcile errors itself; this keeps anything else from ending the worker.
+        queue.addRateLimited(key);
+        this.log.error({ object: key, err: errorMessage(err) }, "unexpected error; will retry");
       } finally {
         this.running--;
         queue.done(key);
@@ -353,7 +357,15 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   private async process(key: string, queue: WorkQueue, signal: AbortSignal): Promise<void> {
-    const obj = await this.current(key, queue);
+    let obj: T | "wait" | undefined;
+    try {
+      obj = await this.current(key, queue);
+    } catch (err) {
+      // The fresh read failed (the API server restarting, a cut connection): try the key again later.
+      queue.addRateLimited(key);
+      this.log.warn({ object: key, err: errorMessage(err) }, "reading the object failed; will retry");
+      return;
+    }
     if (obj === "wait") return;
     if (!obj) {
       // Deleted (and finalized): nothing left to do.
