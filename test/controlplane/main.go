@@ -10,7 +10,9 @@
 //
 //	{"kubeconfig": "...", "server": "https://127.0.0.1:PORT", "version": "v1.36.3", "dir": "..."}
 //
-// Everything else (component logs) goes to stderr.
+// Everything else (component logs) goes to stderr. serve --dir on a directory
+// that holds a previous run restarts that control plane with its certificates,
+// etcd data and port, so stored objects and existing kubeconfigs stay valid.
 package main
 
 import (
@@ -51,7 +53,7 @@ func usage() {
 
 func serveCmd(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
-	dir := fs.String("dir", "", "state directory (certificates, etcd data, kubeconfig); a temporary one, removed on exit, when empty")
+	dir := fs.String("dir", "", "state directory (certificates, etcd data, kubeconfig), kept on exit; a temporary one, removed on exit, when empty. A directory that holds a previous run restarts it: same certificates, etcd data and port")
 	stdinClose := fs.Bool("exit-on-stdin-close", false, "shut down when stdin closes, so a parent that dies cannot leave us running")
 	_ = fs.Parse(args)
 	return serve(*dir, *stdinClose)

@@ -13,13 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/component-base/version"
 	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
-	"github.com/spf13/pflag"
 	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 )
@@ -37,12 +38,52 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func startEtcd(dir string) (*embed.Etcd, string, error) {
-	clientPort, err := freePort()
-	if err != nil {
-		return nil, "", err
+// etcdPortsFile keeps etcd's ports, so a restart on the same --dir finds its
+// member at the addresses its data records.
+const etcdPortsFile = "etcd-ports"
+
+// etcdPorts returns the ports of a previous run in dir, or fresh ones.
+func etcdPorts(dir string) (client, peer int, err error) {
+	if b, err := os.ReadFile(filepath.Join(dir, etcdPortsFile)); err == nil {
+		if _, err := fmt.Sscanf(string(b), "%d %d", &client, &peer); err == nil {
+			return client, peer, nil
+		}
 	}
-	peerPort, err := freePort()
+	if client, err = freePort(); err != nil {
+		return 0, 0, err
+	}
+	if peer, err = freePort(); err != nil {
+		return 0, 0, err
+	}
+	return client, peer, os.WriteFile(filepath.Join(dir, etcdPortsFile), fmt.Appendf(nil, "%d %d", client, peer), 0o600)
+}
+
+// apiserverPort returns the port of a previous run in dir (from its server
+// file), so clients of a restarted API server keep their kubeconfig; or a fresh one.
+func apiserverPort(dir string) (int, error) {
+	if b, err := os.ReadFile(filepath.Join(dir, serverFile)); err == nil {
+		if u, err := url.Parse(string(b)); err == nil {
+			var port int
+			if _, err := fmt.Sscanf(u.Port(), "%d", &port); err == nil && port > 0 {
+				return port, nil
+			}
+		}
+	}
+	return freePort()
+}
+
+// hasPKI tells whether dir holds the certificates of a previous run.
+func hasPKI(dir string) bool {
+	for _, f := range []string{caCertFile, caKeyFile, servingCertFile, servingKeyFile, saKeyFile, saPubFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func startEtcd(dir string) (*embed.Etcd, string, error) {
+	clientPort, peerPort, err := etcdPorts(dir)
 	if err != nil {
 		return nil, "", err
 	}
@@ -179,16 +220,23 @@ func serve(dir string, exitOnStdinClose bool) (err error) {
 	}
 	defer cleanup()
 
-	if err := createPKI(dir); err != nil {
-		return fmt.Errorf("certificates: %w", err)
+	// A --dir that holds a previous run is a restart: same certificates, etcd
+	// data and port, so the stored objects and existing kubeconfigs stay valid.
+	if !hasPKI(dir) {
+		if err := createPKI(dir); err != nil {
+			return fmt.Errorf("certificates: %w", err)
+		}
 	}
 	etcd, etcdURL, err := startEtcd(dir)
 	if err != nil {
 		return fmt.Errorf("etcd: %w", err)
 	}
-	defer etcd.Close()
+	// Closed once: on an early return, or at shutdown below (a second Close panics).
+	var closeEtcd sync.Once
+	stopEtcd := func() { closeEtcd.Do(etcd.Close) }
+	defer stopEtcd()
 
-	port, err := freePort()
+	port, err := apiserverPort(dir)
 	if err != nil {
 		return err
 	}
@@ -248,7 +296,7 @@ func serve(dir string, exitOnStdinClose bool) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	stopped := make(chan struct{})
-	go func() { etcd.Close(); close(stopped) }()
+	go func() { stopEtcd(); close(stopped) }()
 	select {
 	case <-stopped:
 	case <-ctx.Done():

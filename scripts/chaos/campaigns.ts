@@ -1,0 +1,307 @@
+// The fault campaigns. Each gets a namespace and a workload of its own, drives
+// flows at a seeded pace while its faults strike, then stops the faults, waits
+// (bounded) for everything to converge and checks the invariants.
+import { leaseKind, type KubeClient, type KubeObject } from "../../src/runtime/index.ts";
+import type { FaultsConfig } from "../../src/emulator/faults.ts";
+import type { Cluster } from "./cluster.ts";
+import { checkEndpoints, checkKeys, converge, type InvariantResult } from "./invariants.ts";
+import type { OperatorProcess, Operators } from "./operators.ts";
+import type { ChaosPlatform } from "./platform.ts";
+import type { Random } from "./random.ts";
+import { Workload, persist, pickFlow, type BranchPool, type FlowKind } from "./workload.ts";
+
+export interface Mode {
+  name: "quick" | "full";
+  /** kill -9 of the operator in the kills campaign. */
+  kills: number;
+  /** Flows of each other campaign (the fault-free baseline included). */
+  flows: number;
+  /** Leader kills in the leadership campaign. */
+  leaderKills: number;
+  convergeTimeoutMs: number;
+  /**
+   * Also freeze connections (half-dead paths). The operator notices a silent watch only by its
+   * 180 s watchdog, so this needs a convergence bound beyond that: full mode only.
+   */
+  freezes: boolean;
+}
+
+export interface Chaos {
+  random: Random;
+  kube: KubeClient;
+  cluster: Cluster;
+  platform: ChaosPlatform;
+  operators: Operators;
+  branches: BranchPool;
+  mode: Mode;
+  operatorNamespace: string;
+  workloads: Workload[];
+  /** The single replica (no leader election) outside the leadership campaign. */
+  single: OperatorProcess | undefined;
+  /** Follows a crashed single replica's replacement (the default `Operators.onReplaced`). */
+  replaceSingle: (old: OperatorProcess, fresh: OperatorProcess) => void;
+  say(line: string): void;
+}
+
+export interface CampaignResult {
+  name: string;
+  title: string;
+  flows: Partial<Record<FlowKind, number>>;
+  flowCount: number;
+  /** What the campaign did: kills, restarts, faults... */
+  counts: Record<string, number>;
+  /** Platform requests the operator made from the first flow until convergence. */
+  requests: number;
+  /** Units of work in that window: flows plus keys issued (rotation goes on with time). */
+  work: number;
+  durationMs: number;
+  invariants: InvariantResult[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The pause between two flows: the same distribution in every campaign, so request counts compare. */
+function gap(random: Random): Promise<unknown> {
+  return sleep(random.int(300, 1500));
+}
+
+async function ensureNamespace(kube: KubeClient, name: string): Promise<void> {
+  const kind = { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false };
+  await persist(`namespace ${name}`, async () => {
+    if (!(await kube.get(kind, undefined, name))) {
+      await kube.create(kind, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    }
+  });
+}
+
+async function startSingle(ctx: Chaos): Promise<void> {
+  if (ctx.single && ctx.single.child.exitCode === null && ctx.single.child.signalCode === null) return;
+  ctx.single = ctx.operators.start(false);
+  await ctx.single.started;
+}
+
+async function campaign(
+  ctx: Chaos,
+  name: string,
+  title: string,
+  body: (w: Workload) => Promise<{ counts: Record<string, number>; after?: () => Promise<void> }>,
+): Promise<CampaignResult> {
+  ctx.say(`\n== ${name}: ${title}`);
+  const namespace = `chaos-${name}`;
+  await ensureNamespace(ctx.kube, namespace);
+  const w = new Workload(ctx.kube, ctx.random, namespace, ctx.branches);
+  ctx.workloads.push(w);
+  await startSingle(ctx);
+  const started = Date.now();
+  const served = ctx.platform.requestsServed() - ctx.platform.ownRequests();
+  const issued = await ctx.platform.issuedKeys();
+  const crashesBefore = ctx.operators.crashes.length;
+  // A rotating key from the start, so kills and faults can land on rotations.
+  await w.createKey(true);
+  const { counts, after } = await body(w);
+  await ctx.platform.clearFaults();
+  ctx.cluster.proxy.restore();
+  ctx.say(`${name}: faults off after ${w.flowCount} flows; waiting for convergence`);
+  const converged = await converge(ctx.kube, ctx.platform, [w], ctx.mode.convergeTimeoutMs);
+  const requests = ctx.platform.requestsServed() - ctx.platform.ownRequests() - served;
+  const work = w.flowCount + (await ctx.platform.issuedKeys()) - issued;
+  await after?.();
+  await startSingle(ctx);
+  const crashes = ctx.operators.crashes.length - crashesBefore;
+  if (crashes > 0) counts["operator crashes (restarted)"] = crashes;
+  const invariants = [
+    converged.result,
+    ...(await checkEndpoints(ctx.kube, ctx.platform, ctx.workloads)),
+    ...(await checkKeys(ctx.kube, ctx.platform, ctx.workloads)),
+  ];
+  // The campaign's resources go, so the next campaign's requests are its own.
+  await w.deleteAll();
+  const removed = await converge(ctx.kube, ctx.platform, [w], ctx.mode.convergeTimeoutMs);
+  removed.result.name = "its resources deleted cleanly";
+  invariants.push(removed.result);
+  return {
+    name,
+    title,
+    flows: Object.fromEntries(w.flows),
+    flowCount: w.flowCount,
+    counts,
+    requests,
+    work,
+    durationMs: Date.now() - started,
+    invariants,
+  };
+}
+
+/** The same workload with no fault: the yardstick for request counts. */
+export function baseline(ctx: Chaos): Promise<CampaignResult> {
+  return campaign(ctx, "baseline", "the workload without faults", async (w) => {
+    for (let i = 0; i < ctx.mode.flows; i++) {
+      await w.step(pickFlow(ctx.random));
+      await gap(ctx.random);
+    }
+    return { counts: {} };
+  });
+}
+
+/** kill -9 of the operator at a random moment of a flow, restarted at once. */
+export function kills(ctx: Chaos): Promise<CampaignResult> {
+  return campaign(ctx, "kills", "kill -9 of the operator during every kind of flow", async (w) => {
+    const counts: Record<string, number> = { kills: 0 };
+    await startSingle(ctx);
+    for (let i = 0; i < ctx.mode.kills; i++) {
+      const { kind, rotationDueAt } = await w.step(pickFlow(ctx.random));
+      // A random moment of the flow; for a rotation, around the moment it is due.
+      const delay =
+        rotationDueAt === undefined
+          ? ctx.random.int(0, 1500)
+          : Math.min(8000, Math.max(0, rotationDueAt - Date.now() + ctx.random.int(-500, 1500)));
+      await sleep(delay);
+      if (ctx.single && (await ctx.operators.kill(ctx.single))) {
+        counts.kills = (counts.kills ?? 0) + 1;
+        counts[`kills during ${kind}`] = (counts[`kills during ${kind}`] ?? 0) + 1;
+      }
+      ctx.single = ctx.operators.start(false);
+      // Back at work before the next kill, so every kill interrupts something.
+      await Promise.race([ctx.single.started, sleep(20_000)]);
+      if ((i + 1) % 20 === 0) ctx.say(`kills: ${i + 1}/${ctx.mode.kills}`);
+    }
+    return { counts };
+  });
+}
+
+/** API server restarts, watch (TCP) cuts and frozen connections between the operator and the API server. */
+export function kubernetesFaults(ctx: Chaos): Promise<CampaignResult> {
+  return campaign(ctx, "kubernetes", "API server restarts and watch cuts during work", async (w) => {
+    const counts = { "API server restarts": 0, "connection cuts": 0, "frozen connections": 0 };
+    await startSingle(ctx);
+    const restartEvery = 6;
+    for (let i = 0; i < ctx.mode.flows; i++) {
+      await w.step(pickFlow(ctx.random));
+      if (i % restartEvery === restartEvery - 1) {
+        await ctx.cluster.restart({ downMs: ctx.random.int(0, 2000) });
+        counts["API server restarts"]++;
+      } else if (ctx.random.chance(0.5)) {
+        ctx.cluster.proxy.cut();
+        await sleep(ctx.random.int(200, 2000));
+        ctx.cluster.proxy.restore();
+        counts["connection cuts"]++;
+      } else if (ctx.mode.freezes && ctx.random.chance(0.3)) {
+        // Open connections stop forwarding without closing: a half-dead path the operator must notice.
+        ctx.cluster.proxy.freeze();
+        counts["frozen connections"]++;
+      }
+      await gap(ctx.random);
+    }
+    return { counts };
+  });
+}
+
+const platformFaults: { name: string; faults: Partial<FaultsConfig> }[] = [
+  {
+    name: "20% 5xx",
+    faults: {
+      requests: [
+        { status: 500, rate: 0.1 },
+        { status: 503, rate: 0.1 },
+      ],
+    },
+  },
+  { name: "connection resets", faults: { requests: [{ reset: true, rate: 0.3 }] } },
+  {
+    name: "lost responses after a change",
+    faults: {
+      requests: ["POST", "PATCH", "DELETE"].map((method) => ({ method, lose_response: true, rate: 0.5 })),
+    },
+  },
+  {
+    name: "423 storm",
+    faults: {
+      requests: ["POST", "PATCH", "DELETE"].map((method) => ({ method, status: 423 as const, rate: 1 })),
+    },
+  },
+  { name: "429 storm", faults: { requests: [{ status: 429, rate: 1 }] } },
+  { name: "failed operations", faults: { operations: [{ rate: 0.6 }] } },
+];
+
+/** The platform misbehaving in every way the emulator can, a few flows at a time. */
+export function platformFaultsCampaign(ctx: Chaos): Promise<CampaignResult> {
+  return campaign(
+    ctx,
+    "platform",
+    "platform faults: 5xx, resets, lost responses, 423/429 storms, failed operations",
+    async (w) => {
+      const counts: Record<string, number> = {};
+      await startSingle(ctx);
+      const failedBefore = await ctx.platform.failedOperations();
+      const injectedBefore = new Map(ctx.platform.injected);
+      let order: typeof platformFaults = [];
+      for (let i = 0; i < ctx.mode.flows; i++) {
+        if (i % 3 === 0) {
+          if (order.length === 0) order = [...platformFaults].sort(() => ctx.random.next() - 0.5);
+          const mode = order.shift()!;
+          await ctx.platform.setFaults(mode.faults);
+          counts[`phases: ${mode.name}`] = (counts[`phases: ${mode.name}`] ?? 0) + 1;
+        }
+        // Each phase opens with an endpoint change, so every kind of fault meets platform operations.
+        await w.step(i % 3 === 0 ? "update" : pickFlow(ctx.random));
+        await gap(ctx.random);
+      }
+      await ctx.platform.clearFaults();
+      for (const [fault, n] of ctx.platform.injected) {
+        counts[`injected: ${fault}`] = n - (injectedBefore.get(fault) ?? 0);
+      }
+      counts["operations failed"] = (await ctx.platform.failedOperations()) - failedBefore;
+      return { counts };
+    },
+  );
+}
+
+interface Lease extends KubeObject {
+  spec?: { holderIdentity?: string; leaseTransitions?: number };
+}
+
+/** Two replicas with leader election; the leader is killed during work, a new standby started. */
+export function leadership(ctx: Chaos): Promise<CampaignResult> {
+  return campaign(ctx, "leadership", "kill -9 of the leader of two replicas during work", async (w) => {
+    const counts = { "leader kills": 0, "leader changes seen": 0 };
+    if (ctx.single) await ctx.operators.stop(ctx.single);
+    ctx.single = undefined;
+    const replicas = new Set([ctx.operators.start(true), ctx.operators.start(true)]);
+    ctx.operators.onReplaced = (old, fresh) => {
+      if (replicas.delete(old)) replicas.add(fresh);
+    };
+    await Promise.all([...replicas].map((r) => r.started));
+    const lease = () =>
+      persist("lease", () => ctx.kube.get<Lease>(leaseKind, ctx.operatorNamespace, "neon-cloud-operator"));
+    const holders = new Set<string>();
+    const killAt = new Set(
+      Array.from({ length: ctx.mode.leaderKills }, (_, k) =>
+        Math.floor(((k + 0.5) * ctx.mode.flows) / ctx.mode.leaderKills),
+      ),
+    );
+    for (let i = 0; i < ctx.mode.flows; i++) {
+      await w.step(pickFlow(ctx.random));
+      await gap(ctx.random);
+      const holder = (await lease())?.spec?.holderIdentity;
+      if (holder) holders.add(holder);
+      if (!killAt.has(i)) continue;
+      const leader = [...replicas].find((r) => holder?.startsWith(`${r.name}_`));
+      if (!leader) continue;
+      await ctx.operators.kill(leader);
+      replicas.delete(leader);
+      counts["leader kills"]++;
+      replicas.add(ctx.operators.start(true));
+      // Work goes on while the lease runs out and the standby takes over.
+    }
+    return {
+      counts,
+      after: async () => {
+        const holder = (await lease())?.spec?.holderIdentity;
+        if (holder) holders.add(holder);
+        counts["leader changes seen"] = holders.size - 1;
+        ctx.operators.onReplaced = ctx.replaceSingle;
+        await Promise.all([...replicas].map((r) => ctx.operators.stop(r)));
+      },
+    };
+  });
+}
