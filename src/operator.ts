@@ -21,7 +21,7 @@ export interface RunningOperator {
 export interface OperatorOverrides {
   /** Kubernetes access; default: $KUBECONFIG, ~/.kube/config, or the pod's ServiceAccount. */
   kubeConfig?: KubeConfig;
-  /** Interval between looks at running platform operations (default 5 s, as the platform recommends). */
+  /** Interval between looks at running platform operations; wins over `--poll-interval`. */
   pollIntervalMs?: number;
 }
 
@@ -34,13 +34,15 @@ export async function startOperator(
   const client = new KubeClient(kubeConfig);
   const manager = new Manager(managerOptionsFromConfig(config, client, log));
   const operatorNamespace = process.env.POD_NAMESPACE ?? config.leaderElectionNamespace;
+  const pollIntervalMs = overrides.pollIntervalMs ?? config.pollIntervalMs;
   const access = new PlatformAccess({
     baseUrl: config.platformBaseUrl,
     defaultCredentials: parseDefaultCredentials(config.defaultCredentialsSecret, operatorNamespace),
     logger: log,
     clientOptions: {
       metrics: manager.metrics.platform,
-      ...(overrides.pollIntervalMs === undefined ? {} : { pollIntervalMs: overrides.pollIntervalMs }),
+      pollIntervalMs,
+      operationPolling: config.operationPolling,
     },
   });
   const options: KindControllerOptions = {
@@ -49,7 +51,7 @@ export async function startOperator(
     namespaces: config.namespaces.length > 0 ? config.namespaces : undefined,
     concurrency: config.concurrency,
     resyncPeriodMs: config.resyncPeriodMs,
-    pollIntervalMs: overrides.pollIntervalMs,
+    pollIntervalMs,
   };
   computeEndpointController(options, (o) => manager.controller(o));
   apiKeyController(options, (o) => manager.controller(o));

@@ -88,6 +88,18 @@ export const settings = {
     "10m",
     "Every object is reconciled again this often (with jitter), to catch drift on the platform.",
   ),
+  pollIntervalMs: setting(
+    "poll-interval",
+    duration(10),
+    "5s",
+    "While platform operations run, look at them again this often (the platform recommends about 5s).",
+  ),
+  operationPolling: setting(
+    "operation-polling",
+    z.enum(["batched", "per-operation"], { message: "expected batched or per-operation" }),
+    "batched",
+    "How running operations are looked at: batched (one operations list per project) or per-operation (one GET each, as other clients do; for comparisons).",
+  ),
   platformBaseUrl: setting(
     "platform-base-url",
     z.url({ protocol: /^https?$/, message: "expected an http(s) URL" }),

@@ -1,0 +1,151 @@
+// One convergence run: a fresh emulator (rate limits on), a fresh namespace, the
+// operator as a process with the given polling flags, N ComputeEndpoints applied
+// at once; measured until all are Ready (or the time cap).
+import { join } from "node:path";
+import { startEmulator } from "../../src/emulator/index.ts";
+import type { Lab } from "./lab.ts";
+import { counterByLabel, counterTotal, startOperatorProcess } from "./operator-process.ts";
+import { percentile, sum } from "./stats.ts";
+import { CepWatch } from "./watch.ts";
+import { applyAll, manifest, placements, seedFor } from "./workload.ts";
+
+export interface ConvergenceOptions {
+  label: string;
+  endpoints: number;
+  projects: number;
+  operationMs: number;
+  /** Operator flags for the polling strategy. */
+  flags: string[];
+  timeoutMs: number;
+  workDir: string;
+  say: (line: string) => void;
+}
+
+export interface ConvergenceResult {
+  label: string;
+  flags: string[];
+  endpoints: number;
+  projects: number;
+  ready: number;
+  /** Apply start to the last Ready; undefined when not all became Ready in time. */
+  allReadyMs: number | undefined;
+  elapsedMs: number;
+  applyMs: number;
+  floorMs: number;
+  /** The lower bound the platform's project lock sets: each project's creates one after another. */
+  lockBoundMs: number;
+  platformRequests: number;
+  byRoute: Record<string, Record<string, number>>;
+  rateLimited: number;
+  statusWrites: number;
+  latencyP50Ms: number | undefined;
+  latencyP99Ms: number | undefined;
+  cpuSeconds: number;
+  peakRssBytes: number;
+  reconciles: number;
+  /** From the operator's own metrics, to tell where the time went. */
+  reconcileResults: Record<string, number>;
+  meanQueueWaitMs: number | undefined;
+  meanReconcileMs: number | undefined;
+  budgetWaitSeconds: number;
+  rssAtStartBytes: number;
+}
+
+const cep = 'kind="ComputeEndpoint"';
+
+/** Mean of a histogram in milliseconds. */
+function mean(metrics: string, name: string, filter: string): number | undefined {
+  const count = counterTotal(metrics, `${name}_count`, filter);
+  return count === 0 ? undefined : (counterTotal(metrics, `${name}_sum`, filter) / count) * 1000;
+}
+
+export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<ConvergenceResult> {
+  const namespace = `bench-${o.label}`;
+  const all = placements(o.endpoints, o.projects, o.label);
+  const projectIds = [...new Set(all.map((p) => p.projectId))];
+  const emulator = await startEmulator({
+    seed: seedFor(all, projectIds),
+    operationDurationMs: o.operationMs,
+    requestLogSize: 0,
+  });
+  await lab.createNamespace(namespace);
+  await lab.createCredentialsSecret(namespace, "neon-api-key", emulator.bootstrapKey);
+  const watch = new CepWatch(lab.adminKubeConfig, namespace);
+  await watch.start();
+  const operator = await startOperatorProcess({
+    kubeconfig: lab.operatorKubeconfig,
+    namespace,
+    platformUrl: emulator.url,
+    credentialsSecret: `${namespace}/neon-api-key`,
+    logFile: join(o.workDir, `operator-${o.label}.log`),
+    flags: o.flags,
+  });
+  try {
+    const before = operator.sample();
+    o.say(
+      `  ${o.label}: applying ${o.endpoints} ComputeEndpoints over ${o.projects} projects (${o.flags.join(" ") || "defaults"})`,
+    );
+    const started = Date.now();
+    const applyMs = await applyAll(
+      lab,
+      o.workDir,
+      `${o.label}.yaml`,
+      all.map((p) => manifest(p, namespace)),
+    );
+    let peak = 0;
+    const progress = setInterval(() => {
+      peak = Math.max(peak, operator.sample()?.peakRssBytes ?? 0);
+      o.say(
+        `  ${o.label}: ${watch.ready}/${o.endpoints} Ready after ${Math.round((Date.now() - started) / 1000)} s`,
+      );
+    }, 15_000);
+    const outcome = await Promise.race([
+      watch.whenReady(o.endpoints).then(() => "ready"),
+      new Promise<string>((done) => setTimeout(() => done("timeout"), o.timeoutMs).unref()),
+      operator.exited.then((how) => `the operator process ended (${how})`),
+    ]);
+    clearInterval(progress);
+    if (outcome !== "ready" && outcome !== "timeout") {
+      throw new Error(`${outcome} with ${watch.ready} Ready; peak RSS ${Math.round(peak / 1048576)} MB`);
+    }
+    const timedOut = outcome === "timeout";
+    const elapsedMs = Date.now() - started;
+    const counters = emulator.requestLog.counters();
+    const after = operator.sample();
+    const metrics = await operator.metrics();
+    const tracked = [...watch.tracked.values()];
+    const latencies = tracked.flatMap((t) => (t.readyAt === undefined ? [] : [t.readyAt - t.addedAt]));
+    const readyTimes = tracked.flatMap((t) => (t.readyAt === undefined ? [] : [t.readyAt]));
+    const perProject = Math.ceil(o.endpoints / o.projects);
+    return {
+      label: o.label,
+      flags: o.flags,
+      endpoints: o.endpoints,
+      projects: o.projects,
+      ready: watch.ready,
+      allReadyMs: timedOut ? undefined : Math.max(...readyTimes) - started,
+      elapsedMs,
+      applyMs,
+      floorMs: (o.endpoints / 700) * 60_000 + o.operationMs,
+      lockBoundMs: perProject * o.operationMs,
+      platformRequests: counters.total,
+      byRoute: counters.by_route,
+      rateLimited: sum(Object.values(counters.by_route).map((s) => s["429"] ?? 0)),
+      statusWrites: sum(tracked.map((t) => t.statusWrites)),
+      latencyP50Ms: percentile(latencies, 50),
+      latencyP99Ms: percentile(latencies, 99),
+      cpuSeconds: (after?.cpuSeconds ?? 0) - (before?.cpuSeconds ?? 0),
+      peakRssBytes: after?.peakRssBytes ?? 0,
+      reconciles: counterTotal(metrics, "neon_operator_reconciles_total", cep),
+      reconcileResults: counterByLabel(metrics, "neon_operator_reconciles_total", "result", cep),
+      meanQueueWaitMs: mean(metrics, "neon_operator_workqueue_wait_seconds", cep),
+      meanReconcileMs: mean(metrics, "neon_operator_reconcile_duration_seconds", cep),
+      budgetWaitSeconds: counterTotal(metrics, "neon_platform_budget_wait_seconds_sum"),
+      rssAtStartBytes: before?.rssBytes ?? 0,
+    };
+  } finally {
+    await operator.stop();
+    await watch.stop();
+    await emulator.close();
+  }
+}

@@ -1,0 +1,174 @@
+// `npm run bench` / `npm run bench:quick`: the operator at scale against a real
+// local API server and the platform emulator (rate limits on), as a separate
+// process. Prints the figures and writes docs/performance.md. See docs/benchmarks.md.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { runConvergence, type ConvergenceResult } from "./convergence.ts";
+import { repoRoot, startLab } from "./lab.ts";
+import { killOperatorProcesses } from "./operator-process.ts";
+import { gitRevision, renderMarkdown, type BenchReport } from "./report.ts";
+import { runSteady, type SteadyResult } from "./steady.ts";
+
+const usage = `Usage: node scripts/bench/main.ts [--quick] [options]
+
+  --quick                 CI size: 100 endpoints over 10 projects, 500 idle
+  --endpoints N           ComputeEndpoints in each convergence run (full: 1000)
+  --projects N            projects they are spread over (full: 20)
+  --idle N                idle ComputeEndpoints for the steady state (full: 10000)
+  --idle-projects N       projects of the idle endpoints (full: 20)
+  --operation-ms N        how long each platform operation runs (default 2000)
+  --resync S              resync used for the steady-state measurement, seconds (full: 60)
+  --window S              steady-state measuring window, seconds (full: 120)
+  --run-timeout S         cap of each convergence run, seconds (default: 5x the larger bound + 60)
+  --no-side-by-side       skip the per-operation polling runs
+  --no-steady             skip the steady state
+  --out PATH              where to write the report (default docs/performance.md)
+  --no-write              print only
+  --keep                  keep the work directory (operator logs)
+`;
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    endpoints: { type: "string" },
+    projects: { type: "string" },
+    idle: { type: "string" },
+    "idle-projects": { type: "string" },
+    "operation-ms": { type: "string", default: "2000" },
+    resync: { type: "string" },
+    window: { type: "string" },
+    "run-timeout": { type: "string" },
+    "side-by-side": { type: "boolean", default: true },
+    "no-side-by-side": { type: "boolean", default: false },
+    steady: { type: "boolean", default: true },
+    "no-steady": { type: "boolean", default: false },
+    out: { type: "string", default: join(repoRoot, "docs", "performance.md") },
+    "no-write": { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(usage);
+  process.exit(0);
+}
+
+const quick = values.quick;
+const number = (text: string | undefined, fallback: number, name: string): number => {
+  const n = text === undefined ? fallback : Number(text);
+  if (!Number.isFinite(n) || n <= 0) {
+    process.stderr.write(`bench: --${name} must be a positive number\n\n${usage}`);
+    process.exit(2);
+  }
+  return n;
+};
+const endpoints = number(values.endpoints, quick ? 100 : 1000, "endpoints");
+const projects = number(values.projects, quick ? 10 : 20, "projects");
+const idle = number(values.idle, quick ? 500 : 10_000, "idle");
+const idleProjects = number(values["idle-projects"], quick ? 10 : 20, "idle-projects");
+const operationMs = number(values["operation-ms"], 2000, "operation-ms");
+const resyncMs = number(values.resync, quick ? 20 : 60, "resync") * 1000;
+const windowMs = number(values.window, quick ? 40 : 120, "window") * 1000;
+const floorMs = (endpoints / 700) * 60_000 + operationMs;
+const lockMs = Math.ceil(endpoints / projects) * operationMs;
+const runTimeoutMs =
+  number(values["run-timeout"], (5 * Math.max(floorMs, lockMs) + 60_000) / 1000, "run-timeout") * 1000;
+const sideBySide = values["side-by-side"] && !values["no-side-by-side"];
+const steady = values.steady && !values["no-steady"];
+const argv = process.argv.slice(2).join(" ");
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const startedAt = new Date();
+const revision = gitRevision();
+const workDir = await mkdtemp(join(tmpdir(), "neon-bench-"));
+say(`bench: ${quick ? "quick" : "full"} mode; work directory ${workDir}`);
+say("bench: starting the local Kubernetes API server...");
+const lab = await startLab(workDir);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    say(`bench: ${signal}, stopping; logs kept in ${workDir}`);
+    killOperatorProcesses();
+    void lab.stop().finally(() => process.exit(130));
+  });
+}
+let failed = false;
+try {
+  const convergence: ConvergenceResult[] = [];
+  const runs: { label: string; flags: string[] }[] = [{ label: "batched", flags: [] }];
+  if (sideBySide) {
+    runs.push(
+      { label: "perop-100ms", flags: ["--operation-polling=per-operation", "--poll-interval=100ms"] },
+      { label: "perop-1s", flags: ["--operation-polling=per-operation", "--poll-interval=1s"] },
+    );
+  }
+  for (const run of runs) {
+    say(`bench: convergence, ${run.label}`);
+    convergence.push(
+      await runConvergence(lab, {
+        ...run,
+        endpoints,
+        projects,
+        operationMs,
+        timeoutMs: runTimeoutMs,
+        workDir,
+        say,
+      }),
+    );
+  }
+  let steadyResult: SteadyResult | undefined;
+  let steadyError: string | undefined;
+  if (steady) {
+    say("bench: steady state");
+    steadyResult = await runSteady(lab, {
+      idle,
+      projects: idleProjects,
+      operationMs,
+      resyncMs,
+      defaultResyncMs: 600_000,
+      windowMs,
+      changes: Math.min(20, idleProjects),
+      timeoutMs: Math.max(600_000, idle * 100),
+      workDir,
+      say,
+    }).catch((err: unknown) => {
+      // Reported, not fatal: the convergence figures still get written.
+      steadyError = err instanceof Error ? err.message : String(err);
+      say(`bench: steady state failed: ${steadyError}`);
+      return undefined;
+    });
+  }
+  const report: BenchReport = {
+    mode: quick
+      ? `quick (${endpoints} endpoints over ${projects} projects; ${steady ? `${idle} idle` : "no steady state"})`
+      : `full (${endpoints} endpoints over ${projects} projects; ${steady ? `${idle} idle over ${idleProjects} projects` : "no steady state"})`,
+    command: quick ? "npm run bench:quick" : `npm run bench${argv ? ` -- ${argv}` : ""}`,
+    startedAt,
+    durationMs: Date.now() - startedAt.getTime(),
+    kubernetesVersion: lab.controlPlane.version,
+    operationMs,
+    revision,
+    convergence,
+    steady: steadyResult,
+    steadyError: steadyError === undefined ? undefined : `${idle} idle endpoints: ${steadyError}`,
+  };
+  const markdown = renderMarkdown(report);
+  say("");
+  say(markdown);
+  if (!values["no-write"]) {
+    // Aligned tables read better in a terminal; prettier is a dev dependency of this checkout.
+    const prettier = await import("prettier");
+    const options = (await prettier.resolveConfig(values.out)) ?? {};
+    await writeFile(values.out, await prettier.format(markdown, { ...options, parser: "markdown" }));
+    say(`bench: wrote ${values.out}`);
+  }
+} catch (err) {
+  failed = true;
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`bench: logs kept in ${workDir}\n`);
+} finally {
+  await lab.stop();
+  if (!failed && !values.keep) await rm(workDir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,347 @@
+// The figures as a printed table and as docs/performance.md: machine, date,
+// versions, mode, every figure with its target beside it and PASS/MISS.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import type { ConvergenceResult } from "./convergence.ts";
+import { repoRoot } from "./lab.ts";
+import { percentile, round, seconds } from "./stats.ts";
+import type { SteadyResult } from "./steady.ts";
+
+export interface BenchReport {
+  mode: string;
+  command: string;
+  startedAt: Date;
+  durationMs: number;
+  kubernetesVersion: string;
+  operationMs: number;
+  /** Git revision of the tree when the bench started (the operator ran from this tree). */
+  revision: string;
+  convergence: ConvergenceResult[];
+  steady: SteadyResult | undefined;
+  steadyError?: string | undefined;
+}
+
+const mb = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`;
+const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
+
+function packageVersion(name: string): string {
+  try {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "node_modules", name, "package.json"), "utf8")) as {
+      version: string;
+    };
+    return pkg.version;
+  } catch {
+    return "?";
+  }
+}
+
+function operatorVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
+    name: string;
+    version: string;
+  };
+  return `${pkg.name} ${pkg.version}`;
+}
+
+export function gitRevision(): string {
+  try {
+    const rev = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+    }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain"], { cwd: repoRoot, encoding: "utf8" }).trim();
+    return dirty ? `${rev} (with uncommitted changes)` : rev;
+  } catch {
+    return "?";
+  }
+}
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}
+
+function perEndpoint(r: ConvergenceResult, value: number): string {
+  return String(round(value / r.endpoints, 2));
+}
+
+function describeRun(r: ConvergenceResult): string {
+  return r.flags.length === 0 ? "batched, poll 5 s (default)" : r.flags.join(" ");
+}
+
+function routeRows(r: ConvergenceResult): string[][] {
+  return Object.entries(r.byRoute)
+    .map(([route, byStatus]) => {
+      const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+      const statuses = Object.entries(byStatus)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(", ");
+      return { route, total, statuses };
+    })
+    .sort((a, b) => b.total - a.total)
+    .map(({ route, total, statuses }) => [`\`${route}\``, String(total), perEndpoint(r, total), statuses]);
+}
+
+export function renderMarkdown(report: BenchReport): string {
+  const out: string[] = [];
+  const cpu = cpus()[0]?.model ?? "?";
+  out.push("# Performance", "");
+  out.push(
+    `Written by \`${report.command}\` (scripts/bench/); see docs/benchmarks.md for what each figure means. Every figure below was measured in this run; none is typed in.`,
+    "",
+  );
+  out.push(
+    table(
+      ["", ""],
+      [
+        ["Date", report.startedAt.toISOString()],
+        ["Mode", report.mode],
+        [
+          "Machine",
+          `${cpus().length} CPUs (${cpu}), ${mb(totalmem())} memory, ${process.platform} ${process.arch}`,
+        ],
+        ["Node", process.version],
+        ["Kubernetes", `${report.kubernetesVersion} (local kube-apiserver + etcd from test/controlplane)`],
+        ["Operator", `${operatorVersion()} at ${report.revision}`],
+        [
+          "Packages",
+          ["@kubernetes/client-node", "undici", "zod", "pino", "prom-client"]
+            .map((p) => `${p} ${packageVersion(p)}`)
+            .join(", "),
+        ],
+        [
+          "Platform",
+          `emulator in the bench process, rate limits on (700/min per account, 40/s per route), operations last ${report.operationMs} ms`,
+        ],
+        ["Run time", seconds(report.durationMs)],
+      ],
+    ),
+    "",
+  );
+
+  const base = report.convergence[0];
+  if (base) {
+    out.push("## Convergence", "");
+    out.push(
+      `${base.endpoints} ComputeEndpoints over ${base.projects} projects (one read-write endpoint per branch), applied at once by one server-side \`kubectl apply\`; the operator is a separate process (\`node src/cli.ts run\`) with its defaults. The floor is the rate budget's: ${base.endpoints} creates at 700 per minute plus one operation (${report.operationMs} ms) = ${seconds(base.floorMs)}.`,
+      "",
+    );
+    const allReady = base.allReadyMs;
+    const ratio = allReady === undefined ? undefined : allReady / base.floorMs;
+    const rows: string[][] = [
+      [
+        "Time until all Ready",
+        allReady === undefined
+          ? `not all Ready: ${base.ready}/${base.endpoints} after ${seconds(base.elapsedMs)}`
+          : `${seconds(allReady)} = ${round(ratio ?? 0, 2)}× the floor`,
+        "≤ 1.2× the floor",
+        verdict(ratio !== undefined && ratio <= 1.2),
+      ],
+      [
+        "Platform requests per endpoint (all routes, create included)",
+        `${perEndpoint(base, base.platformRequests)} (${base.platformRequests} in all)`,
+        "≤ 1.5",
+        verdict(base.platformRequests / base.endpoints <= 1.5),
+      ],
+      ["429s received", String(base.rateLimited), "0", verdict(base.rateLimited === 0)],
+      [
+        "Status writes per endpoint",
+        `${perEndpoint(base, base.statusWrites)} (${base.statusWrites} in all)`,
+        "≤ 3",
+        verdict(base.statusWrites / base.endpoints <= 3),
+      ],
+      [
+        "Apply-to-Ready latency p50 / p99",
+        `${seconds(base.latencyP50Ms)} / ${seconds(base.latencyP99Ms)}`,
+        "",
+        "",
+      ],
+      ["Operator CPU (apply to all Ready)", `${round(base.cpuSeconds, 1)} s`, "", ""],
+      ["Operator peak RSS", mb(base.peakRssBytes), "", ""],
+      ["Operator RSS before the apply (idle, empty namespace)", mb(base.rssAtStartBytes), "", ""],
+      [
+        "Reconciles per endpoint (by result)",
+        `${perEndpoint(base, base.reconciles)} (${Object.entries(base.reconcileResults)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ")})`,
+        "",
+        "",
+      ],
+      [
+        "Mean work-queue wait / mean reconcile duration",
+        `${seconds(base.meanQueueWaitMs)} / ${seconds(base.meanReconcileMs)}`,
+        "",
+        "",
+      ],
+      [
+        "Time requests waited for the client's rate budget (sum)",
+        `${round(base.budgetWaitSeconds, 1)} s`,
+        "",
+        "",
+      ],
+      ["kubectl apply of all resources took", seconds(base.applyMs), "", ""],
+    ];
+    out.push(table(["Figure", "Measured", "Target", ""], rows), "");
+    out.push(
+      `The platform's project lock (a project refuses a change while one of its operations runs, 423) puts each project's ${Math.ceil(base.endpoints / base.projects)} creates one after another: they cannot finish sooner than ${Math.ceil(base.endpoints / base.projects)} × ${report.operationMs} ms = ${seconds(base.lockBoundMs)} whatever the operator does${base.lockBoundMs > base.floorMs * 1.2 ? ", which is itself above 1.2× the rate floor" : ""}.`,
+      "",
+    );
+    out.push("Platform requests by route (where the requests went):", "");
+    out.push(table(["Route", "Requests", "Per endpoint", "By status"], routeRows(base)), "");
+  }
+
+  if (report.convergence.length > 1 && base) {
+    out.push("## Side by side: polling strategies (same run, same workload)", "");
+    out.push(
+      "Each row is a fresh namespace, a fresh emulator and a fresh operator process; only the operation polling flags differ. `per-operation` GETs each pending operation by id, as the platform's Terraform provider (every 100 ms) and official SDK (every 1 s) do; `batched` settles all of a project's pending operations with one operations list.",
+      "",
+    );
+    const rows = report.convergence.map((r) => {
+      const time = r.allReadyMs;
+      const baseTime = base.allReadyMs;
+      return [
+        describeRun(r),
+        time === undefined
+          ? `not all Ready (${r.ready}/${r.endpoints}) in ${seconds(r.elapsedMs)}`
+          : seconds(time),
+        time === undefined || baseTime === undefined ? "n/a" : `${round(time / baseTime, 2)}×`,
+        perEndpoint(r, r.platformRequests),
+        `${round(r.platformRequests / base.platformRequests, 2)}×`,
+        String(r.rateLimited),
+        perEndpoint(r, r.statusWrites),
+        `${seconds(r.latencyP50Ms)} / ${seconds(r.latencyP99Ms)}`,
+        `${round(r.cpuSeconds, 1)} s`,
+        mb(r.peakRssBytes),
+      ];
+    });
+    out.push(
+      table(
+        [
+          "Strategy",
+          "All Ready",
+          "Time vs batched",
+          "Requests / endpoint",
+          "Requests vs batched",
+          "429s",
+          "Status writes / endpoint",
+          "Latency p50 / p99",
+          "Operator CPU",
+          "Peak RSS",
+        ],
+        rows,
+      ),
+      "",
+    );
+    for (const r of report.convergence.slice(1)) {
+      out.push(`Requests by route, ${describeRun(r)}:`, "");
+      out.push(table(["Route", "Requests", "Per endpoint", "By status"], routeRows(r)), "");
+    }
+  }
+
+  if (report.steadyError) out.push("## Steady state", "", `Failed: ${report.steadyError}.`, "");
+  const s = report.steady;
+  if (s) {
+    out.push("## Steady state", "");
+    const scale = s.resyncMs / s.defaultResyncMs;
+    const perMinute = (n: number) => (n / s.windowMs) * 60_000;
+    out.push(
+      `${s.idle} idle ComputeEndpoints over ${s.projects} projects (read replicas, never suspending, adopted by id from a pre-filled platform: creating them through a 700/min budget would take ${seconds((s.idle / 700) * 60_000)}). Measured over ${seconds(s.windowMs)} with the resync shortened to ${seconds(s.resyncMs)} so that the window spans ${round(s.windowMs / s.resyncMs, 1)} resyncs; "at the default resync" scales the per-minute figure by ${seconds(s.resyncMs)} / ${seconds(s.defaultResyncMs)}, assuming requests are proportional to how often objects are resynced.`,
+      "",
+    );
+    const rows: string[][] = [
+      [
+        "Adoption of all endpoints (apply to all Ready)",
+        s.adoptMs === undefined ? "not all Ready in time" : seconds(s.adoptMs),
+        "",
+        "",
+      ],
+      [
+        `Platform requests per minute at resync ${seconds(s.resyncMs)} (measured)`,
+        String(round(perMinute(s.platformRequests), 1)),
+        "",
+        "",
+      ],
+      [
+        `Platform requests per minute at the default resync ${seconds(s.defaultResyncMs)} (scaled)`,
+        String(round(perMinute(s.platformRequests) * scale, 1)),
+        "",
+        "",
+      ],
+      [
+        "Endpoint-list requests per project per resync interval",
+        String(round(s.listsPerProjectPerResync, 2)),
+        "≤ 1",
+        verdict(s.listsPerProjectPerResync <= 1),
+      ],
+      ["429s in the window", String(s.rateLimited), "0", verdict(s.rateLimited === 0)],
+      [
+        "Operator RSS (max sampled in the window)",
+        mb(s.rssBytes),
+        "≤ 256 MB",
+        verdict(s.rssBytes <= 256 * 1024 * 1024),
+      ],
+      ["Operator peak RSS (whole run, adoption included)", mb(s.peakRssBytes), "", ""],
+      [
+        "Status writes per endpoint per resync (from the watch)",
+        String(round(s.statusWritesInWindow / s.idle / (s.windowMs / s.resyncMs), 2)),
+        "",
+        "",
+      ],
+      ["Operator CPU per minute idle", `${round((s.cpuSecondsInWindow / s.windowMs) * 60_000, 2)} s`, "", ""],
+      [
+        `Kubernetes API requests per minute by the operator at resync ${seconds(s.resyncMs)}`,
+        String(round(perMinute(s.kubeRequests), 1)),
+        "",
+        "",
+      ],
+      [
+        `Kubernetes API requests per minute by the operator at the default resync (scaled)`,
+        String(round(perMinute(s.kubeRequests) * scale, 1)),
+        "",
+        "",
+      ],
+      [
+        `A change's arrival in the API server (watch event) to its PATCH on the platform, p50 / p99 (n = ${s.changeLatencies.length}${s.changeMisses ? `, ${s.changeMisses} not seen within 30 s` : ""})`,
+        `${seconds(percentile(s.changeLatencies, 50))} / ${seconds(percentile(s.changeLatencies, 99))}`,
+        "",
+        "",
+      ],
+      [
+        "The same from the start of `kubectl apply` (kubectl start-up included), p50 / p99",
+        `${seconds(percentile(s.changeLatenciesFromKubectl, 50))} / ${seconds(percentile(s.changeLatenciesFromKubectl, 99))}`,
+        "",
+        "",
+      ],
+    ];
+    out.push(table(["Figure", "Measured", "Target", ""], rows), "");
+    out.push("Platform requests in the window by route:", "");
+    out.push(
+      table(
+        ["Route", "Requests", "Per minute"],
+        Object.entries(s.byRoute).map(([route, n]) => [
+          `\`${route}\``,
+          String(n),
+          String(round(perMinute(n), 1)),
+        ]),
+      ),
+      "",
+    );
+    out.push(
+      "Kubernetes API requests in the window by verb and resource (all clients: the operator, the bench's watch, the control plane's controllers):",
+      "",
+    );
+    out.push(
+      table(
+        ["Verb and resource", "Requests"],
+        Object.entries(s.kubeByVerb)
+          .sort(([, a], [, b]) => b - a)
+          .map(([k, n]) => [k, String(n)]),
+      ),
+      "",
+    );
+  }
+  return out.join("\n");
+}

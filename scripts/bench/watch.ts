@@ -1,0 +1,99 @@
+// What the bench sees of ComputeEndpoints through a watch: when each appeared,
+// when it first became Ready, how many times its status changed (each change is
+// one status write by the operator; the status writer skips no-op writes), and
+// when each new generation was first seen.
+import { Informer, KubeClient, type KubeObject, type ResourceKind } from "../../src/runtime/index.ts";
+import type { KubeConfig } from "@kubernetes/client-node";
+
+export const cepKind: ResourceKind = {
+  group: "neoncloud.dev",
+  version: "v1alpha1",
+  plural: "computeendpoints",
+  kind: "ComputeEndpoint",
+};
+
+interface Condition {
+  type: string;
+  status: string;
+}
+
+export interface CepObject extends KubeObject {
+  spec: Record<string, unknown>;
+  status?: { conditions?: Condition[]; endpointId?: string; observedGeneration?: number };
+}
+
+export interface Tracked {
+  addedAt: number;
+  readyAt?: number;
+  statusWrites: number;
+  /** Generation -> when the bench first saw it. */
+  generationSeenAt: Map<number, number>;
+  lastStatus: string;
+}
+
+function isReady(obj: CepObject): boolean {
+  const ready = obj.status?.conditions?.find((c) => c.type === "Ready");
+  return ready?.status === "True" && obj.status?.observedGeneration === obj.metadata.generation;
+}
+
+export class CepWatch {
+  readonly tracked = new Map<string, Tracked>();
+  readonly informer: Informer<CepObject>;
+  private readyCount = 0;
+  private waiters: { count: number; done: () => void }[] = [];
+
+  constructor(kubeConfig: KubeConfig, namespace: string) {
+    this.informer = new Informer<CepObject>(new KubeClient(kubeConfig), cepKind, {
+      namespaces: [namespace],
+      pageSize: 500,
+    });
+    this.informer.on({
+      add: (obj) => this.see(obj),
+      update: (_old, obj) => this.see(obj),
+    });
+  }
+
+  async start(): Promise<void> {
+    this.informer.start();
+    await this.informer.waitForSync();
+  }
+
+  stop(): Promise<void> {
+    return this.informer.stop();
+  }
+
+  get ready(): number {
+    return this.readyCount;
+  }
+
+  /** Resolves once at least `count` objects have been Ready (at their generation of the time). */
+  whenReady(count: number): Promise<void> {
+    if (this.readyCount >= count) return Promise.resolve();
+    return new Promise((done) => this.waiters.push({ count, done }));
+  }
+
+  private see(obj: CepObject): void {
+    const now = Date.now();
+    const key = obj.metadata.name ?? "";
+    const status = JSON.stringify(obj.status ?? null);
+    let t = this.tracked.get(key);
+    if (!t) {
+      t = { addedAt: now, statusWrites: obj.status ? 1 : 0, generationSeenAt: new Map(), lastStatus: status };
+      this.tracked.set(key, t);
+    } else if (status !== t.lastStatus) {
+      t.statusWrites++;
+      t.lastStatus = status;
+    }
+    const generation = obj.metadata.generation ?? 0;
+    if (!t.generationSeenAt.has(generation)) t.generationSeenAt.set(generation, now);
+    if (t.readyAt === undefined && isReady(obj)) {
+      t.readyAt = now;
+      this.readyCount++;
+      this.waiters = this.waiters.filter((w) => {
+        if (this.readyCount < w.count) return true;
+        w.done();
+        return false;
+      });
+    }
+  }
+}
