@@ -167,7 +167,6 @@ export const ComputeEndpointStatus = z
       .boolean()
       .optional()
       .describe("The desired run state last applied; false after true starts the endpoint once."),
-    lastObservedAt: z.string().optional().describe("When the endpoint was last read from the platform."),
     observedGeneration: z.int().optional(),
     conditions: Conditions.optional(),
   })

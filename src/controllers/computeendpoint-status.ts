@@ -7,7 +7,7 @@ import { setCondition, type Condition, type ConditionStatus } from "../runtime/i
 import { maxConnectionsFor, pooledHost } from "./computeendpoint-desired.ts";
 
 /** The endpoint's own fields, as `kubectl get -o yaml` should show them. */
-export function observedFields(endpoint: Endpoint, now: Date): Partial<ComputeEndpointStatus> {
+export function observedFields(endpoint: Endpoint): Partial<ComputeEndpointStatus> {
   return {
     endpointId: endpoint.id,
     host: endpoint.host,
@@ -21,7 +21,6 @@ export function observedFields(endpoint: Endpoint, now: Date): Partial<ComputeEn
     lastActive: endpoint.lastActive,
     computeUnits: { min: endpoint.autoscalingLimitMinCu, max: endpoint.autoscalingLimitMaxCu },
     maxConnections: maxConnectionsFor(endpoint.autoscalingLimitMinCu),
-    lastObservedAt: now.toISOString().replace(/\.\d{3}Z$/, "Z"),
   };
 }
 

@@ -117,7 +117,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
       return Action.done();
     }
     const client = await this.client(obj, spec.data, ctx);
-    const endpoint = await this.find(client, obj, spec.data);
+    const endpoint = await this.find(client, obj, spec.data, this.observeMaxAge(obj));
     if (!endpoint) return Action.done();
     try {
       await client.deleteEndpoint(spec.data.projectId, endpoint.id);
@@ -164,10 +164,11 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     client: PlatformClient,
     obj: ComputeEndpointObject,
     spec: ComputeEndpointSpec,
+    maxAgeMs: number,
   ): Promise<Endpoint | undefined> {
     let endpoints: readonly Endpoint[];
     try {
-      endpoints = await client.snapshot(spec.projectId);
+      endpoints = await client.snapshot(spec.projectId, { maxAgeMs });
     } catch (err) {
       if (err instanceof NotFoundError) {
         throw new EndpointProblem("ProjectNotFound", `project ${spec.projectId} not found`, 60_000);
@@ -187,7 +188,11 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
 
     // 1. The last change is still running on the platform: look again later.
     let operations = status.operations;
+    // Right after a change's operations finish, the endpoint is looked at afresh (one list
+    // shared by the project's resources on that poll tick); otherwise an older list will do.
+    let maxAgeMs = this.observeMaxAge(obj);
     if (operationsRunning(operations)) {
+      maxAgeMs = this.pollMs / 2;
       const outcome = await client.waitForOperations(
         spec.projectId,
         (operations ?? []).map((op) => op.id),
@@ -223,13 +228,13 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     }
 
     // 2. Observe.
-    const endpoint = await this.find(client, obj, spec);
+    const endpoint = await this.find(client, obj, spec, maxAgeMs);
     if (!endpoint) return this.createOrReport(obj, spec, client, ctx);
     if (spec.managementPolicy === "ObserveOnly") {
       await this.write(
         obj,
         ctx,
-        { ...obj.status, ...observedFields(endpoint, this.now()), operations },
+        { ...obj.status, ...observedFields(endpoint), operations },
         {
           ready: ["True", "Observed", `endpoint ${endpoint.id} is ${endpoint.currentState}; observe-only`],
           synced: ["True", "Observed", "observe-only: nothing is changed on the platform"],
@@ -247,7 +252,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
         ctx,
         {
           ...obj.status,
-          ...observedFields(mutation.result.endpoint, this.now()),
+          ...observedFields(mutation.result.endpoint),
           operations: statusOperations(mutation.result.operations),
           ...mutation.status,
         },
@@ -266,7 +271,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     await this.write(
       obj,
       ctx,
-      { ...obj.status, ...observedFields(endpoint, this.now()), operations, suspended: spec.suspended },
+      { ...obj.status, ...observedFields(endpoint), operations, suspended: spec.suspended },
       {
         ready: usable(endpoint)
           ? ["True", "Available", `endpoint ${endpoint.id} is ${endpoint.currentState}`]
@@ -318,7 +323,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
       obj,
       ctx,
       {
-        ...observedFields(result.endpoint, this.now()),
+        ...observedFields(result.endpoint),
         creationName: name,
         operations: statusOperations(result.operations),
         suspended: spec.suspended,
@@ -435,6 +440,19 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
   }
 
   /** Drift is looked for by the runtime's resync; an annotation may ask for a different interval. */
+  /**
+   * How old a project's endpoint list may be for looking at drift: one resync period, or the
+   * resource's own observe interval. Changes this operator makes are recorded in the list as
+   * they happen, so only changes made elsewhere wait for it; the idle cost is then about one
+   * list request per project per resync.
+   */
+  private observeMaxAge(obj: ComputeEndpointObject): number {
+    const override = obj.metadata.annotations?.[observeIntervalAnnotation];
+    const ms = override ? parseDuration(override) : undefined;
+    const resync = this.options.resyncPeriodMs ?? 600_000;
+    return ms !== undefined && ms > 0 ? Math.min(ms, resync) : resync;
+  }
+
   private observeAgain(obj: ComputeEndpointObject): Action {
     const override = obj.metadata.annotations?.[observeIntervalAnnotation];
     const ms = override ? parseDuration(override) : undefined;

@@ -117,16 +117,24 @@ export class PlatformClient implements OperationsSource {
     return this.exchange.run(call);
   }
 
-  /** Runs an endpoint mutation; whatever happened, the project's snapshot is no longer current. */
+  /**
+   * Runs an endpoint mutation and keeps the project's snapshot current: its answer is recorded
+   * there; a mutation that failed, or whose outcome is unknown, makes the next reader list again.
+   */
   private async mutateEndpoint(
     projectId: string,
     call: RouteCall<EndpointMutation>,
+    removes = false,
   ): Promise<EndpointMutation> {
+    let result: EndpointMutation;
     try {
-      return await this.run(call);
-    } finally {
+      result = await this.run(call);
+    } catch (err) {
       this.snapshots.invalidate(projectId);
+      throw err;
     }
+    this.snapshots.record(projectId, result.endpoint, removes);
+    return result;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -220,9 +228,13 @@ export class PlatformClient implements OperationsSource {
     return response.endpoints;
   }
 
-  /** The project's endpoints, sharing one list request with concurrent readers (single-flight). */
-  snapshot(projectId: string): Promise<readonly Endpoint[]> {
-    return this.snapshots.get(projectId);
+  /**
+   * The project's endpoints, sharing one list request with other readers (single-flight) for as
+   * long as they accept a list of that age (default `snapshotWindowMs`); kept current by this
+   * client's own mutations.
+   */
+  snapshot(projectId: string, options: { maxAgeMs?: number } = {}): Promise<readonly Endpoint[]> {
+    return this.snapshots.get(projectId, options.maxAgeMs);
   }
 
   async getEndpoint(projectId: string, endpointId: string, options: CallOptions = {}): Promise<Endpoint> {
@@ -257,13 +269,17 @@ export class PlatformClient implements OperationsSource {
     endpointId: string,
     options: CallOptions = {},
   ): Promise<EndpointMutation> {
-    return this.mutateEndpoint(projectId, {
-      method: "DELETE",
-      template: "/projects/{project_id}/endpoints/{endpoint_id}",
-      path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
-      schema: endpointMutationWire,
-      signal: options.signal,
-    });
+    return this.mutateEndpoint(
+      projectId,
+      {
+        method: "DELETE",
+        template: "/projects/{project_id}/endpoints/{endpoint_id}",
+        path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
+        schema: endpointMutationWire,
+        signal: options.signal,
+      },
+      true,
+    );
   }
 
   startEndpoint(projectId: string, endpointId: string, options: CallOptions = {}): Promise<EndpointMutation> {

@@ -1,13 +1,15 @@
 /**
  * Per-project endpoint snapshot. Thousands of ComputeEndpoint resources in one project would
- * each list the project's endpoints on every reconcile; instead, readers that arrive while a
- * list request is in flight, or within `windowMs` after it started, share its answer
- * (single-flight). A mutation invalidates the project so nobody reads a pre-mutation list.
+ * each list the project's endpoints on every reconcile; instead, readers share one list request
+ * (single-flight) and its answer for as long as they accept (`maxAgeMs`). The client's own
+ * mutations keep the answer current: a successful one records the endpoint it returned (or its
+ * removal), so a create storm does not re-list the project after every create; a mutation whose
+ * outcome is unknown forgets the project, and the next reader lists again.
  */
 import type { Endpoint } from "./schemas.ts";
 
 export interface EndpointSnapshotOptions {
-  /** How long after a list request started its answer is still shared. Default 1 s. */
+  /** How old a list may be when a reader names no age of its own. Default 1 s. */
   windowMs?: number;
   now?: () => number;
 }
@@ -15,6 +17,8 @@ export interface EndpointSnapshotOptions {
 interface Entry {
   startedAt: number;
   endpoints: Promise<readonly Endpoint[]>;
+  /** The answer once it arrived; mutations are applied to it in place of a new list. */
+  resolved?: Endpoint[];
 }
 
 export class EndpointSnapshot {
@@ -32,18 +36,34 @@ export class EndpointSnapshot {
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** The project's endpoints, from a list request shared with concurrent readers. */
-  get(projectId: string): Promise<readonly Endpoint[]> {
+  /** The project's endpoints from a list no older than `maxAgeMs`, shared with other readers. */
+  get(projectId: string, maxAgeMs: number = this.windowMs): Promise<readonly Endpoint[]> {
     const now = this.now();
     const entry = this.entries.get(projectId);
-    if (entry && now - entry.startedAt < this.windowMs) return entry.endpoints;
+    if (entry && now - entry.startedAt < maxAgeMs) return entry.endpoints;
     const fresh: Entry = { startedAt: now, endpoints: this.list(projectId) };
     this.entries.set(projectId, fresh);
-    // A failure is shared with those already waiting, but not cached for later readers.
-    fresh.endpoints.catch(() => {
-      if (this.entries.get(projectId) === fresh) this.entries.delete(projectId);
-    });
+    fresh.endpoints.then(
+      (endpoints) => {
+        fresh.resolved = [...endpoints];
+        fresh.endpoints = Promise.resolve(fresh.resolved);
+      },
+      // A failure is shared with those already waiting, but not cached for later readers.
+      () => {
+        if (this.entries.get(projectId) === fresh) this.entries.delete(projectId);
+      },
+    );
     return fresh.endpoints;
+  }
+
+  /** A successful mutation's answer: the endpoint as it now is (or, with `removed`, gone). */
+  record(projectId: string, endpoint: Endpoint, removed = false): void {
+    const entry = this.entries.get(projectId);
+    // A list still in flight may or may not include the change: let the next reader list again.
+    if (!entry?.resolved) return this.invalidate(projectId);
+    const others = entry.resolved.filter((e) => e.id !== endpoint.id);
+    entry.resolved = removed ? others : [...others, endpoint];
+    entry.endpoints = Promise.resolve(entry.resolved);
   }
 
   /** Forgets the project's snapshot: the next reader sends a new list request. */
