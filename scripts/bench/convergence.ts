@@ -6,7 +6,7 @@ import { startEmulator } from "../../src/emulator/index.ts";
 import type { Lab } from "./lab.ts";
 import { counterByLabel, counterTotal, startOperatorProcess } from "./operator-process.ts";
 import { percentile, sum } from "./stats.ts";
-import { CepWatch } from "./watch.ts";
+import { CepWatch, untilReady } from "./watch.ts";
 import { applyAll, manifest, placements, seedFor } from "./workload.ts";
 
 export interface ConvergenceOptions {
@@ -92,23 +92,9 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
       `${o.label}.yaml`,
       all.map((p) => manifest(p, namespace)),
     );
-    let peak = 0;
-    const progress = setInterval(() => {
-      peak = Math.max(peak, operator.sample()?.peakRssBytes ?? 0);
-      o.say(
-        `  ${o.label}: ${watch.ready}/${o.endpoints} Ready after ${Math.round((Date.now() - started) / 1000)} s`,
-      );
-    }, 15_000);
-    const outcome = await Promise.race([
-      watch.whenReady(o.endpoints).then(() => "ready"),
-      new Promise<string>((done) => setTimeout(() => done("timeout"), o.timeoutMs).unref()),
-      operator.exited.then((how) => `the operator process ended (${how})`),
-    ]);
-    clearInterval(progress);
-    if (outcome !== "ready" && outcome !== "timeout") {
-      throw new Error(`${outcome} with ${watch.ready} Ready; peak RSS ${Math.round(peak / 1048576)} MB`);
-    }
-    const timedOut = outcome === "timeout";
+    const { timedOut } = await untilReady(watch, o.endpoints, operator, o.timeoutMs, (ready, seconds) =>
+      o.say(`  ${o.label}: ${ready}/${o.endpoints} Ready after ${seconds} s`),
+    );
     const elapsedMs = Date.now() - started;
     const counters = emulator.requestLog.counters();
     const after = operator.sample();

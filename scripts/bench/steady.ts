@@ -11,7 +11,7 @@ import { startEmulator, type Emulator } from "../../src/emulator/index.ts";
 import type { Lab } from "./lab.ts";
 import { startOperatorProcess } from "./operator-process.ts";
 import { sum } from "./stats.ts";
-import { CepWatch } from "./watch.ts";
+import { CepWatch, untilReady } from "./watch.ts";
 import { applyAll } from "./workload.ts";
 
 export interface SteadyOptions {
@@ -154,21 +154,9 @@ export async function runSteady(lab: Lab, o: SteadyOptions): Promise<SteadyResul
     o.say(`  steady: applying ${manifests.length} ComputeEndpoints that adopt them`);
     const started = Date.now();
     await applyAll(lab, o.workDir, "idle.yaml", manifests);
-    let peak = 0;
-    const progress = setInterval(() => {
-      peak = Math.max(peak, operator.sample()?.peakRssBytes ?? 0);
-      o.say(`  steady: ${watch.ready}/${o.idle} Ready after ${Math.round((Date.now() - started) / 1000)} s`);
-    }, 15_000);
-    const outcome = await Promise.race([
-      watch.whenReady(o.idle).then(() => "ready"),
-      new Promise<string>((done) => setTimeout(() => done("timeout"), o.timeoutMs).unref()),
-      operator.exited.then((how) => `the operator process ended (${how})`),
-    ]);
-    clearInterval(progress);
-    if (outcome !== "ready" && outcome !== "timeout") {
-      throw new Error(`${outcome} with ${watch.ready} Ready; peak RSS ${Math.round(peak / 1048576)} MB`);
-    }
-    const timedOut = outcome === "timeout";
+    const { timedOut } = await untilReady(watch, o.idle, operator, o.timeoutMs, (ready, seconds) =>
+      o.say(`  steady: ${ready}/${o.idle} Ready after ${seconds} s`),
+    );
     const adoptMs = timedOut ? undefined : Date.now() - started;
     // Let the first (adoption) wave leave the queue before measuring the idle state.
     await sleep(Math.min(o.resyncMs, 10_000));

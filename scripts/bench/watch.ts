@@ -4,6 +4,7 @@
 // when each new generation was first seen.
 import { Informer, KubeClient, type KubeObject, type ResourceKind } from "../../src/runtime/index.ts";
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { OperatorProcess } from "./operator-process.ts";
 
 export const cepKind: ResourceKind = {
   group: "neoncloud.dev",
@@ -96,4 +97,33 @@ export class CepWatch {
       });
     }
   }
+}
+
+/**
+ * Waits until `count` resources are Ready or `timeoutMs` passes, saying how far it got every
+ * 15 s; the operator process ending first is an error. Returns whether time ran out.
+ */
+export async function untilReady(
+  watch: CepWatch,
+  count: number,
+  operator: OperatorProcess,
+  timeoutMs: number,
+  say: (ready: number, seconds: number) => void,
+): Promise<{ timedOut: boolean }> {
+  const started = Date.now();
+  let peak = 0;
+  const progress = setInterval(() => {
+    peak = Math.max(peak, operator.sample()?.peakRssBytes ?? 0);
+    say(watch.ready, Math.round((Date.now() - started) / 1000));
+  }, 15_000);
+  const outcome = await Promise.race([
+    watch.whenReady(count).then(() => "ready"),
+    new Promise<string>((done) => setTimeout(() => done("timeout"), timeoutMs).unref()),
+    operator.exited.then((how) => `the operator process ended (${how})`),
+  ]);
+  clearInterval(progress);
+  if (outcome !== "ready" && outcome !== "timeout") {
+    throw new Error(`${outcome} with ${watch.ready} Ready; peak RSS ${Math.round(peak / 1048576)} MB`);
+  }
+  return { timedOut: outcome === "timeout" };
 }
