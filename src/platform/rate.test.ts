@@ -41,7 +41,7 @@ describe("a burst through the account's rate budget", () => {
     const counters = await platform.counters();
     expect(counters.rate_limited).toBe(0);
     // The budget is a ceiling: the client never outruns it. How close it gets
-    // to the ceiling is a performance figure, printed by src/platform/bench.ts.
+    // to the ceiling is a performance figure, printed by scripts/bench-platform-client.ts.
     const achieved = 2_000 / seconds;
     expect(achieved).toBeLessThan(budgetPerSecond * 1.1);
     expect(waitedMs).toBeGreaterThan(0);

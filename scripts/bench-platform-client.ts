@@ -1,10 +1,10 @@
 /**
  * Benchmark: a burst of requests through the rate budget against the emulator with platform
  * rate limits on. Prints the achieved rate, the 429s the emulator served and budget waits.
- *   npm exec -- node src/platform/bench.ts [requests] [perMinute] [perRoutePerSecond]
+ *   npm exec -- node scripts/bench-platform-client.ts [requests] [perMinute] [perRoutePerSecond]
  */
-import { RateBudget } from "./budget.ts";
-import { startPlatform } from "./testing/platform.ts";
+import { RateBudget } from "../src/platform/budget.ts";
+import { startPlatform } from "../src/platform/testing/platform.ts";
 
 const [requests = 2_000, perMinute = 12_000, perRoutePerSecond = 120] = process.argv.slice(2).map(Number);
 const platform = await startPlatform({
