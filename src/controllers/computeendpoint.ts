@@ -447,16 +447,14 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
    * list request per project per resync.
    */
   private observeMaxAge(obj: ComputeEndpointObject): number {
-    const override = obj.metadata.annotations?.[observeIntervalAnnotation];
-    const ms = override ? parseDuration(override) : undefined;
+    const ms = observeInterval(obj);
     const resync = this.options.resyncPeriodMs ?? 600_000;
-    return ms !== undefined && ms > 0 ? Math.min(ms, resync) : resync;
+    return ms !== undefined ? Math.min(ms, resync) : resync;
   }
 
   private observeAgain(obj: ComputeEndpointObject): Action {
-    const override = obj.metadata.annotations?.[observeIntervalAnnotation];
-    const ms = override ? parseDuration(override) : undefined;
-    return ms !== undefined && ms > 0 ? Action.requeueAfter(ms) : Action.done();
+    const ms = observeInterval(obj);
+    return ms !== undefined ? Action.requeueAfter(ms) : Action.done();
   }
 
   /** Writes status (skipped by the runtime when nothing changed) and keeps `obj` current. */
@@ -503,6 +501,13 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
       ctx.log.warn({ err: writeErr }, "could not record the failure in status");
     }
   }
+}
+
+/** The resource's own drift-observation interval (its annotation), when it sets a valid one. */
+function observeInterval(obj: ComputeEndpointObject): number | undefined {
+  const override = obj.metadata.annotations?.[observeIntervalAnnotation];
+  const ms = override ? parseDuration(override) : undefined;
+  return ms !== undefined && ms > 0 ? ms : undefined;
 }
 
 /** Serving, or suspended and ready to wake on the next connection. */
