@@ -4,9 +4,9 @@
 import { join } from "node:path";
 import { startEmulator } from "../../src/emulator/index.ts";
 import type { Lab } from "./lab.ts";
-import { counterByLabel, counterTotal, startOperatorProcess } from "./operator-process.ts";
+import { counterByLabel, counterTotal, operatorInNamespace } from "./operator-process.ts";
 import { percentile, sum } from "./stats.ts";
-import { CepWatch, untilReady } from "./watch.ts";
+import { untilReady } from "./watch.ts";
 import { applyAll, manifest, placements, seedFor } from "./workload.ts";
 
 export interface ConvergenceOptions {
@@ -68,15 +68,10 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
     operationDurationMs: o.operationMs,
     requestLogSize: 0,
   });
-  await lab.createNamespace(namespace);
-  await lab.createCredentialsSecret(namespace, "neon-api-key", emulator.bootstrapKey);
-  const watch = new CepWatch(lab.adminKubeConfig, namespace);
-  await watch.start();
-  const operator = await startOperatorProcess({
-    kubeconfig: lab.operatorKubeconfig,
+  const { watch, operator } = await operatorInNamespace(lab, {
     namespace,
+    apiKey: emulator.bootstrapKey,
     platformUrl: emulator.url,
-    credentialsSecret: `${namespace}/neon-api-key`,
     logFile: join(o.workDir, `operator-${o.label}.log`),
     flags: o.flags,
   });

@@ -6,8 +6,9 @@ import { createWriteStream } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { repoRoot } from "./lab.ts";
+import { repoRoot, type Lab } from "./lab.ts";
 import { sampleProcess, type ProcessSample } from "./process-stats.ts";
+import { CepWatch } from "./watch.ts";
 
 export interface OperatorProcessOptions {
   kubeconfig: string;
@@ -130,4 +131,28 @@ export function counterByLabel(
     out[value] = (out[value] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
   }
   return out;
+}
+
+/**
+ * A namespace of the bench: the platform key in its credentials Secret, a watch on its
+ * ComputeEndpoints, and an operator process acting there (its own namespace only).
+ */
+export async function operatorInNamespace(
+  lab: Lab,
+  options: { namespace: string; apiKey: string; platformUrl: string; logFile: string; flags?: string[] },
+): Promise<{ watch: CepWatch; operator: OperatorProcess }> {
+  const { namespace } = options;
+  await lab.createNamespace(namespace);
+  await lab.createCredentialsSecret(namespace, "neon-api-key", options.apiKey);
+  const watch = new CepWatch(lab.adminKubeConfig, namespace);
+  await watch.start();
+  const operator = await startOperatorProcess({
+    kubeconfig: lab.operatorKubeconfig,
+    namespace,
+    platformUrl: options.platformUrl,
+    credentialsSecret: `${namespace}/neon-api-key`,
+    logFile: options.logFile,
+    ...(options.flags ? { flags: options.flags } : {}),
+  });
+  return { watch, operator };
 }

@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startEmulator, type Emulator } from "../../src/emulator/index.ts";
 import type { Lab } from "./lab.ts";
-import { startOperatorProcess } from "./operator-process.ts";
+import { operatorInNamespace } from "./operator-process.ts";
 import { sum } from "./stats.ts";
-import { CepWatch, untilReady } from "./watch.ts";
+import { untilReady } from "./watch.ts";
 import { applyAll } from "./workload.ts";
 
 export interface SteadyOptions {
@@ -132,15 +132,10 @@ export async function runSteady(lab: Lab, o: SteadyOptions): Promise<SteadyResul
     requestLogSize: 20_000,
   });
   const namespace = "bench-idle";
-  await lab.createNamespace(namespace);
-  await lab.createCredentialsSecret(namespace, "neon-api-key", filled.key);
-  const watch = new CepWatch(lab.adminKubeConfig, namespace);
-  await watch.start();
-  const operator = await startOperatorProcess({
-    kubeconfig: lab.operatorKubeconfig,
+  const { watch, operator } = await operatorInNamespace(lab, {
     namespace,
+    apiKey: filled.key,
     platformUrl: emulator.url,
-    credentialsSecret: `${namespace}/neon-api-key`,
     logFile: join(o.workDir, "operator-idle.log"),
     flags: [`--resync-period=${Math.round(o.resyncMs / 1000)}s`],
   });
