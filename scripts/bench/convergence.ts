@@ -32,8 +32,6 @@ export interface ConvergenceResult {
   elapsedMs: number;
   applyMs: number;
   floorMs: number;
-  /** The lower bound the platform's project lock sets: each project's creates one after another. */
-  lockBoundMs: number;
   platformRequests: number;
   byRoute: Record<string, Record<string, number>>;
   rateLimited: number;
@@ -97,7 +95,6 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
     const tracked = [...watch.tracked.values()];
     const latencies = tracked.flatMap((t) => (t.readyAt === undefined ? [] : [t.readyAt - t.addedAt]));
     const readyTimes = tracked.flatMap((t) => (t.readyAt === undefined ? [] : [t.readyAt]));
-    const perProject = Math.ceil(o.endpoints / o.projects);
     return {
       label: o.label,
       flags: o.flags,
@@ -108,7 +105,6 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
       elapsedMs,
       applyMs,
       floorMs: (o.endpoints / 700) * 60_000 + o.operationMs,
-      lockBoundMs: perProject * o.operationMs,
       platformRequests: counters.total,
       byRoute: counters.by_route,
       rateLimited: sum(Object.values(counters.by_route).map((s) => s["429"] ?? 0)),

@@ -114,7 +114,7 @@ export function renderMarkdown(report: BenchReport): string {
         ],
         [
           "Platform",
-          `emulator in the bench process, rate limits on (700/min per account, 40/s per route), operations last ${report.operationMs} ms`,
+          `emulator in the bench process, rate limits on (700/min per account, 40/s per route), operations last ${report.operationMs} ms and lock their branch`,
         ],
         ["Run time", seconds(report.durationMs)],
       ],
@@ -186,7 +186,7 @@ export function renderMarkdown(report: BenchReport): string {
     ];
     out.push(table(["Figure", "Measured", "Target", ""], rows), "");
     out.push(
-      `The platform's project lock (a project refuses a change while one of its operations runs, 423) puts each project's ${Math.ceil(base.endpoints / base.projects)} creates one after another: they cannot finish sooner than ${Math.ceil(base.endpoints / base.projects)} × ${report.operationMs} ms = ${seconds(base.lockBoundMs)} whatever the operator does${base.lockBoundMs > base.floorMs * 1.2 ? ", which is itself above 1.2× the rate floor" : ""}.`,
+      "Each endpoint is the read-write endpoint of its own branch: a running operation locks its branch (the emulator's default lock scope), so no create waits for another's operation, and the rate budget is the only floor.",
       "",
     );
     out.push("Platform requests by route (where the requests went):", "");

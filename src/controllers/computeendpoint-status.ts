@@ -35,6 +35,26 @@ export function statusOperations(operations: readonly Operation[]): EndpointOper
   }));
 }
 
+/**
+ * The operations in status, in the client's shape, so its tracker can report them as last seen
+ * without a request while the account's budget is busy with changes.
+ */
+export function trackedOperations(
+  operations: readonly EndpointOperation[],
+  projectId: string,
+  endpointId: string | undefined,
+): Operation[] {
+  return operations.map((op) => ({
+    ...op,
+    projectId,
+    branchId: undefined,
+    endpointId,
+    error: undefined,
+    retryAt: undefined,
+    totalDurationMs: undefined,
+  }));
+}
+
 export function operationsRunning(operations: readonly EndpointOperation[] | undefined): boolean {
   return (operations ?? []).some((op) => !isSettled(op));
 }

@@ -8,6 +8,7 @@ import {
   ComputeEndpointSpec,
   computeEndpointKind,
   type ComputeEndpointStatus,
+  type EndpointOperation,
 } from "../api/computeendpoint.ts";
 import { observeIntervalAnnotation, restartedAtAnnotation } from "../api/group.ts";
 import {
@@ -16,6 +17,7 @@ import {
   UnauthorizedError,
   type Endpoint,
   type EndpointMutation,
+  type Operation,
   type PlatformClient,
 } from "../platform/index.ts";
 import {
@@ -40,6 +42,7 @@ import {
   observedFields,
   operationsRunning,
   statusOperations,
+  trackedOperations,
   withConditions,
   type Conditions,
 } from "./computeendpoint-status.ts";
@@ -91,6 +94,18 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     const tick = Math.max(intervalMs, 1);
     const untilTick = tick - (Date.now() % tick);
     return untilTick < tick / 2 ? untilTick + tick : untilTick;
+  }
+
+  /**
+   * When to look first after a change: when operations like its own usually finish (learned by
+   * the client), on a one-second grid so the resources changed together look together; before
+   * anything is learned, or for slow operations, on the next poll tick.
+   */
+  private firstLook(client: PlatformClient, operations: readonly Operation[]): number {
+    const expected = client.expectedDuration(operations);
+    if (expected === undefined || expected >= this.pollMs) return this.nextPoll(this.pollMs);
+    const now = Date.now();
+    return Math.ceil((now + expected + 250) / 1_000) * 1_000 - now;
   }
 
   private now(): Date {
@@ -186,19 +201,23 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     const client = await this.client(obj, spec, ctx);
     const status = obj.status ?? {};
 
-    // 1. The last change is still running on the platform: look again later.
+    // 1. The last change is still running on the platform: look again later. Once its
+    // operations finish, the client's snapshot shows the endpoint in the state the change
+    // announced, so no new list of the project is needed to see it.
     let operations = status.operations;
-    // Right after a change's operations finish, the endpoint is looked at afresh (one list
-    // shared by the project's resources on that poll tick); otherwise an older list will do.
-    let maxAgeMs = this.observeMaxAge(obj);
     if (operationsRunning(operations)) {
-      maxAgeMs = this.pollMs / 2;
       const outcome = await client.waitForOperations(
         spec.projectId,
-        (operations ?? []).map((op) => op.id),
+        trackedOperations(operations ?? [], spec.projectId, status.endpointId),
       );
+      const before = operations;
       operations = statusOperations(outcome.operations);
       if (outcome.state === "running") {
+        // Nothing new to tell (same operations in the same states, same generation): the status
+        // already says what is under way, and a write per poll would cost the API server.
+        if (sameOperations(before, operations) && status.observedGeneration === obj.metadata.generation) {
+          return Action.requeueAfter(this.nextPoll(outcome.retryAfterMs));
+        }
         await this.write(
           obj,
           ctx,
@@ -228,7 +247,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     }
 
     // 2. Observe.
-    const endpoint = await this.find(client, obj, spec, maxAgeMs);
+    const endpoint = await this.find(client, obj, spec, this.observeMaxAge(obj));
     if (!endpoint) return this.createOrReport(obj, spec, client, ctx);
     if (spec.managementPolicy === "ObserveOnly") {
       await this.write(
@@ -263,7 +282,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
         },
       );
       return mutation.result.operations.length > 0
-        ? Action.requeueAfter(this.nextPoll(this.pollMs))
+        ? Action.requeueAfter(this.firstLook(client, mutation.result.operations))
         : Action.requeueAfter(0);
     }
 
@@ -335,7 +354,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
         reconciling: true,
       },
     );
-    return Action.requeueAfter(this.nextPoll(this.pollMs));
+    return Action.requeueAfter(this.firstLook(client, result.operations));
   }
 
   /** Two resources of this cluster must not both create the read-write endpoint of one branch. */
@@ -518,6 +537,18 @@ function usable(endpoint: Endpoint): boolean {
 /** Older resources win a branch; the UID breaks ties so every replica agrees. */
 function claimOrder(obj: KubeObject): string {
   return `${obj.metadata.creationTimestamp ?? ""}/${obj.metadata.uid ?? ""}`;
+}
+
+function sameOperations(
+  a: readonly EndpointOperation[] | undefined,
+  b: readonly EndpointOperation[],
+): boolean {
+  return (
+    a?.length === b.length &&
+    a.every(
+      (op, i) => op.id === b[i]?.id && op.status === b[i].status && op.failuresCount === b[i].failuresCount,
+    )
+  );
 }
 
 function describeOps(ops: readonly { action: string; id: string }[]): string {

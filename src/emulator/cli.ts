@@ -17,6 +17,8 @@ Options:
   --speed X                     emulated time runs X times faster than real time (default 1)
   --operation-duration-ms N     emulated duration of each operation (default 1000)
   --check-availability-ms N     interval of check_availability operations (default 0: off)
+  --lock-scope branch|project   what a running operation locks against new changes (423):
+                                its branch (default) or the whole project
   --no-rate-limits              turn off the platform's rate limits (700/min, 40/s per route)
   -h, --help                    show this help
 `;
@@ -39,6 +41,7 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
         speed: { type: "string" },
         "operation-duration-ms": { type: "string" },
         "check-availability-ms": { type: "string" },
+        "lock-scope": { type: "string" },
         "no-rate-limits": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -67,6 +70,10 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
   const speed = number("speed", values.speed, Number.MIN_VALUE, false);
   const operationDurationMs = number("operation-duration-ms", values["operation-duration-ms"], 0);
   const checkAvailabilityIntervalMs = number("check-availability-ms", values["check-availability-ms"], 0);
+  const lockScope = values["lock-scope"];
+  if (lockScope !== undefined && lockScope !== "branch" && lockScope !== "project") {
+    throw new UsageError(`--lock-scope must be "branch" or "project", got "${lockScope}"`);
+  }
   let seed;
   if (values.seed !== undefined) {
     try {
@@ -83,6 +90,7 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
     ...(speed === undefined ? {} : { speed }),
     ...(operationDurationMs === undefined ? {} : { operationDurationMs }),
     ...(checkAvailabilityIntervalMs === undefined ? {} : { checkAvailabilityIntervalMs }),
+    ...(lockScope === undefined ? {} : { lockScope }),
     ...(values["no-rate-limits"] ? { rateLimits: false as const } : {}),
   };
 }

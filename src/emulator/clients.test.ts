@@ -43,13 +43,14 @@ describe("@neon/sdk", () => {
       { waitForReadiness: true },
     );
     expect((await endpoints.get({ projectId, endpointId: created.id })).current_state).toBe("active");
-    // The project is busy right after this create; the SDK retries the 423 until it is not.
+    // The branch is busy right after this create; the SDK retries the 423 until it is not.
     const replica = await endpoints.create({ projectId, branch_id: dev!, type: "read_only" });
+    const second = await endpoints.create({ projectId, branch_id: dev!, type: "read_only" });
     await endpoints.create({ projectId, branch_id: staging!, type: "read_write" });
     const counters = (await h.admin("GET", "/counters")).body;
     expect(counters.by_route["POST /projects/:project_id/endpoints"]["423"]).toBeGreaterThanOrEqual(1);
     expect((await endpoints.listByBranch({ projectId, branchId: dev! })).map((e) => e.id).sort()).toEqual(
-      [created.id, replica.id].sort(),
+      [created.id, replica.id, second.id].sort(),
     );
 
     const updated = await endpoints.update(

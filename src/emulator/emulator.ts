@@ -39,6 +39,8 @@ export interface EmulatorOptions {
   maxOperationsPerProject?: number;
   /** How long new operations stay out of the operations list (eventual consistency; default 0). */
   operationsListLagMs?: number;
+  /** What a running operation locks against new mutations: its branch (default) or the project. */
+  lockScope?: WorldOptions["lockScope"];
   /** The platform's limits by default; `false` turns them off. */
   rateLimits?: RateLimits | false;
   /** Keep the world in this file across restarts (loaded at start when it exists). */
@@ -94,6 +96,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(options.operationsListLagMs === undefined
       ? {}
       : { operationsListLagMs: options.operationsListLagMs }),
+    ...(options.lockScope === undefined ? {} : { lockScope: options.lockScope }),
     operationWillFail: faults.operationWillFail,
   };
   let world: World;

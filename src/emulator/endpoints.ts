@@ -50,7 +50,7 @@ export function createEndpoint(
   ) {
     throw new PlatformError(409, "branch already has a read_write endpoint");
   }
-  world.assertUnlocked(projectId);
+  world.assertUnlocked(projectId, [body.branch_id]);
   const endpoint = newEndpoint(project, body, min, max, now, creationSource);
   world.addEndpoint(endpoint);
   // A disabled endpoint accepts no connections, so nothing starts it.
@@ -113,7 +113,10 @@ export function updateEndpoint(
       throw new PlatformError(409, "the target branch already has an endpoint");
     }
   }
-  world.assertUnlocked(projectId);
+  world.assertUnlocked(
+    projectId,
+    targetBranch === undefined ? [endpoint.branchId] : [endpoint.branchId, targetBranch],
+  );
 
   const sizeChanged = min !== endpoint.minCu || max !== endpoint.maxCu;
   const disabling = body.disabled === true && !endpoint.disabled;
@@ -155,7 +158,7 @@ export function deleteEndpoint(
   now: number,
 ): EndpointChange {
   const endpoint = findEndpoint(world, projectId, endpointId);
-  world.assertUnlocked(projectId);
+  world.assertUnlocked(projectId, [endpoint.branchId]);
   // A running compute is stopped as it goes; an idle one just disappears.
   const operations =
     endpoint.currentState === "active"
@@ -173,7 +176,7 @@ export function startEndpoint(
 ): EndpointChange {
   const endpoint = findEndpoint(world, projectId, endpointId);
   if (endpoint.disabled) throw new PlatformError(422, "endpoint is disabled");
-  world.assertUnlocked(projectId);
+  world.assertUnlocked(projectId, [endpoint.branchId]);
   const operations =
     endpoint.currentState === "active"
       ? []
@@ -188,7 +191,7 @@ export function suspendEndpoint(
   now: number,
 ): EndpointChange {
   const endpoint = findEndpoint(world, projectId, endpointId);
-  world.assertUnlocked(projectId);
+  world.assertUnlocked(projectId, [endpoint.branchId]);
   const operations =
     endpoint.currentState === "active"
       ? world.startOperations(projectId, [suspendCompute(endpoint)], now, "idle")
@@ -205,7 +208,7 @@ export function restartEndpoint(
 ): EndpointChange {
   const endpoint = findEndpoint(world, projectId, endpointId);
   if (endpoint.disabled) throw new PlatformError(422, "endpoint is disabled");
-  world.assertUnlocked(projectId);
+  world.assertUnlocked(projectId, [endpoint.branchId]);
   const specs =
     endpoint.currentState === "active"
       ? [suspendCompute(endpoint), startCompute(endpoint)]

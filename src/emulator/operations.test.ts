@@ -1,5 +1,5 @@
-// Operations: reading them, paging through them, the project lock while one
-// runs, the control plane's periodic checks, and bounded retention.
+// Operations: reading them, paging through them, the branch (or project) lock
+// while one runs, the control plane's periodic checks, and bounded retention.
 import { describe, expect, it } from "vitest";
 import { branchesOf, startHarness, type Harness } from "../../test/emulator/harness.ts";
 
@@ -63,8 +63,30 @@ describe("operations", () => {
     expect(seen).toEqual([...ids].reverse());
   });
 
-  it("while a conflicting operation runs, a new mutation of the project gets 423; afterwards it succeeds", async () => {
+  it("while an operation runs on a branch, a new change of that branch gets 423; other branches go on; afterwards it succeeds", async () => {
     const h = await startHarness();
+    const { dev, staging } = await branchesOf(h);
+    const first = await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: dev, type: "read_write" } });
+    expect(first.status).toBe(201);
+    const locked = await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: dev, type: "read_only" } });
+    expect(locked.status).toBe(423);
+    expect(locked.body.message).toMatch(/conflicting operations/);
+    const beside = await h.api("POST", `${P}/endpoints`, {
+      endpoint: { branch_id: staging, type: "read_write" },
+    });
+    expect(beside.status).toBe(201);
+    // A move onto a busy branch is refused too.
+    const move = await h.api("PATCH", `${P}/endpoints/${first.body.endpoint.id}`, {
+      endpoint: { branch_id: staging },
+    });
+    expect([409, 423]).toContain(move.status);
+    h.clock.advance(1000);
+    const later = await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: dev, type: "read_only" } });
+    expect(later.status).toBe(201);
+  });
+
+  it("with lockScope project, any running operation locks the whole project", async () => {
+    const h = await startHarness({ lockScope: "project" });
     const { dev, staging } = await branchesOf(h);
     const first = await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: dev, type: "read_write" } });
     expect(first.status).toBe(201);
@@ -72,7 +94,6 @@ describe("operations", () => {
       endpoint: { branch_id: staging, type: "read_write" },
     });
     expect(locked.status).toBe(423);
-    expect(locked.body.message).toMatch(/conflicting operations/);
     expect((await h.api("GET", `${P}/endpoints`)).body.endpoints).toHaveLength(2);
     h.clock.advance(1000);
     const later = await h.api("POST", `${P}/endpoints`, {

@@ -34,7 +34,16 @@ export interface WorldOptions {
    * operations the request returned, while reading one by id does.
    */
   operationsListLagMs?: number;
+  /**
+   * What a running operation locks against new mutations (423): its `branch` (default) or the
+   * whole `project`. The contract only says "conflicting operations"; the platform runs changes
+   * of different branches side by side, and `project` is kept for clients that want the
+   * strictest reading.
+   */
+  lockScope?: LockScope;
 }
+
+export type LockScope = "branch" | "project";
 
 /** One operation of a request, in the order they run. */
 export interface OperationSpec {
@@ -59,8 +68,9 @@ export class World {
   readonly operations = new Map<string, OperationRecord>();
   /** Operations of each project, oldest first. */
   readonly operationsByProject = new Map<string, OperationRecord[]>();
-  /** Unfinished operations per project that block new mutations (all but check_availability). */
+  /** Unfinished operations per lock (project or branch) that block new mutations (all but check_availability). */
   private readonly conflicting = new Map<string, number>();
+  readonly lockScope: LockScope;
   /** When each active endpoint suspends, and when its one pending timeline event fires (never later). */
   private readonly autosuspendAt = new Map<string, number>();
   private readonly autosuspendEventAt = new Map<string, number>();
@@ -85,6 +95,7 @@ export class World {
     this.maxOperations = options.maxOperationsPerProject ?? 2000;
     this.operationWillFail = options.operationWillFail ?? (() => false);
     this.operationsListLagMs = options.operationsListLagMs ?? 0;
+    this.lockScope = options.lockScope ?? "branch";
   }
 
   /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */
@@ -153,9 +164,30 @@ export class World {
 
   // --- operations ----------------------------------------------------------
 
-  /** 423 while the project has an unfinished operation that conflicts with a new mutation. */
-  assertUnlocked(projectId: string): void {
-    if ((this.conflicting.get(projectId) ?? 0) > 0) throw projectLocked();
+  /**
+   * 423 while an unfinished operation conflicts with a mutation of these branches: one of the
+   * same branch, or of the project at all when the lock scope is `project`. An operation of no
+   * branch locks the whole project either way.
+   */
+  assertUnlocked(projectId: string, branchIds: readonly string[]): void {
+    const locks =
+      this.lockScope === "project" ? [projectId] : [projectId, ...branchIds.map((b) => `${projectId}/${b}`)];
+    if (locks.some((lock) => (this.conflicting.get(lock) ?? 0) > 0)) throw projectLocked();
+  }
+
+  /** The lock an operation holds while it runs. */
+  private lockOf(op: Pick<OperationRecord, "projectId" | "branchId">): string {
+    return this.lockScope === "project" || op.branchId === undefined
+      ? op.projectId
+      : `${op.projectId}/${op.branchId}`;
+  }
+
+  private hold(op: OperationRecord, delta: 1 | -1): void {
+    if (op.action === "check_availability") return;
+    const lock = this.lockOf(op);
+    const count = (this.conflicting.get(lock) ?? 0) + delta;
+    if (count > 0) this.conflicting.set(lock, count);
+    else this.conflicting.delete(lock);
   }
 
   /**
@@ -202,9 +234,7 @@ export class World {
     this.operations.set(op.id, op);
     this.operationsByProject.get(projectId)?.push(op);
     this.operationsCreated++;
-    if (op.action !== "check_availability") {
-      this.conflicting.set(projectId, (this.conflicting.get(projectId) ?? 0) + 1);
-    }
+    this.hold(op, 1);
     return op;
   }
 
@@ -223,9 +253,7 @@ export class World {
   private settle(op: OperationRecord, status: OperationRecord["status"], at: number): void {
     op.status = status;
     op.updatedAt = at;
-    if (op.action !== "check_availability") {
-      this.conflicting.set(op.projectId, (this.conflicting.get(op.projectId) ?? 1) - 1);
-    }
+    this.hold(op, -1);
   }
 
   private finish(op: OperationRecord, at: number): void {
@@ -418,9 +446,7 @@ export class World {
       world.operations.set(op.id, op);
       world.operationsByProject.get(op.projectId)?.push(op);
       world.lastMicros = Math.max(world.lastMicros, op.createdMicros);
-      if ((op.status === "running" || op.status === "scheduling") && op.action !== "check_availability") {
-        world.conflicting.set(op.projectId, (world.conflicting.get(op.projectId) ?? 0) + 1);
-      }
+      if (op.status === "running" || op.status === "scheduling") world.hold(op, 1);
       if (op.status === "running" && op.doneAt !== undefined) {
         world.timeline.push({ at: op.doneAt, kind: "operation-done", operationId: op.id });
       }

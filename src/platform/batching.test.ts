@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PlatformClient } from "./client.ts";
-import { OperationsTracker } from "./operations.ts";
+import { OperationsTracker, waitForOperations } from "./operations.ts";
 import type { Operation } from "./schemas.ts";
 import { startPlatform, type TestPlatform } from "./testing/platform.ts";
 
@@ -66,11 +66,90 @@ describe("batching for scale", () => {
       list: await platform.served(LIST_OPERATIONS),
       get: await platform.served(GET_OPERATION),
     };
-    const outcome = await client.waitForOperations("shop", held);
+    // A fresh client (a restarted operator) knows nothing of them yet.
+    const outcome = await platform.client().waitForOperations("shop", held);
     expect(outcome.state).toBe("finished");
     expect(outcome.operations.map((op) => op.id)).toEqual(held.map((op) => op.id));
     expect((await platform.served(LIST_OPERATIONS)) - before.list).toBe(1);
     expect((await platform.served(GET_OPERATION)) - before.get).toBe(0);
+  });
+
+  it("serves resources that look one after another on the same poll tick with one list pass", async () => {
+    const ops: Operation[] = [];
+    for await (const op of client.listOperations("shop", { limit: 5 })) ops.push(op);
+    // A clock held inside one tick of the 5 s poll interval, so no tick boundary falls between calls.
+    let now = 1_000_000_000_000;
+    const tracker = new OperationsTracker(client, "shop", { now: () => now });
+    const before = await platform.served(LIST_OPERATIONS);
+    // Sequential, not concurrent: past the batch window of each other.
+    for (const op of ops) {
+      const outcome = await waitForOperations(tracker, [{ ...op, status: "running" }], {
+        pollIntervalMs: 5_000,
+      });
+      expect(outcome.state).toBe("finished");
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      now += 100;
+    }
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
+    // On the next tick, it looks again.
+    now += 5_000;
+    await waitForOperations(tracker, [{ ...ops[0]!, status: "running" }], { pollIntervalMs: 5_000 });
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
+  });
+
+  it("when a change finishes, the snapshot shows the endpoint in the state its answer announced, without a new list", async () => {
+    const reader = platform.client();
+    await reader.snapshot("shop");
+    const created = await reader.createEndpoint("shop", { branchId: "b1", type: "read_only" });
+    expect(created.endpoint).toMatchObject({ currentState: "init", pendingState: "active" });
+    const lists = await platform.served(LIST_ENDPOINTS);
+    const outcome = await reader.waitForOperations("shop", created.operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
+    expect(outcome.state).toBe("finished");
+    const seen = (await reader.snapshot("shop", { maxAgeMs: 60_000 })).find(
+      (e) => e.id === created.endpoint.id,
+    );
+    expect(seen).toMatchObject({ currentState: "active" });
+    expect(seen?.pendingState).toBeUndefined();
+    expect((await platform.served(LIST_ENDPOINTS)) - lists).toBe(0);
+    // And it is the truth: the platform says the same.
+    const truth = (await reader.snapshot("shop", { maxAgeMs: 0 })).find((e) => e.id === created.endpoint.id);
+    expect(truth?.currentState).toBe("active");
+    // A suspend's answer announces no pending_state: once its operations finish, the next reader lists.
+    const suspended = await reader.suspendEndpoint("shop", created.endpoint.id);
+    await reader.waitForOperations("shop", suspended.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    const listsBefore = await platform.served(LIST_ENDPOINTS);
+    const idle = (await reader.snapshot("shop", { maxAgeMs: 60_000 })).find(
+      (e) => e.id === created.endpoint.id,
+    );
+    expect(idle?.currentState).toBe("idle");
+    expect((await platform.served(LIST_ENDPOINTS)) - listsBefore).toBe(1);
+    const deleted = await reader.deleteEndpoint("shop", created.endpoint.id);
+    await reader.waitForOperations("shop", deleted.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+  });
+
+  it("while the budget is busy with changes, running operations are listed at most once per six poll intervals", async () => {
+    let busy = true;
+    const tracker = new OperationsTracker(client, "shop", { busy: () => busy });
+    const { operations } = await client.suspendEndpoint(
+      "shop",
+      (await client.listBranchEndpoints("shop", "b2"))[0]!.id,
+    );
+    const before = await platform.served(LIST_OPERATIONS);
+    const first = await tracker.refresh(operations, { pollIntervalMs: 50 });
+    expect(first[0]!.status).toMatch(/running|scheduling/);
+    // The operation finishes (100 ms) while the budget stays busy: reported as last seen, no list.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const stale = await tracker.refresh(first, { pollIntervalMs: 50 });
+    expect(stale[0]!.status).toBe(first[0]!.status);
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
+    // Six poll intervals after the last pass, or as soon as the changes stop, it looks again.
+    busy = false;
+    const fresh = await tracker.refresh(first, { pollIntervalMs: 50 });
+    expect(fresh[0]!.status).toBe("finished");
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
   });
 
   it("reads by id an operation the list pass did not reach", async () => {

@@ -55,6 +55,26 @@ describe("the account's rate budget", () => {
     expect(order.slice(0, 2)).toEqual(["read 0", "mutation"]);
   });
 
+  it("lets a read that waited past readMaxDelayMs go before mutations queued ahead of it", async () => {
+    const budget = new RateBudget({
+      perMinute: 1_200,
+      burstPerSecondPerRoute: 100,
+      accountBurst: 1,
+      readMaxDelayMs: 100,
+    });
+    await budget.acquire("/projects/{project_id}/endpoints", "mutation");
+    const order: string[] = [];
+    const read = budget.acquire("/projects/{project_id}/operations", "read").then(() => order.push("read"));
+    const mutations = Array.from({ length: 10 }, (_, i) =>
+      budget.acquire("/projects/{project_id}/endpoints", "mutation").then(() => order.push(`mutation ${i}`)),
+    );
+    await Promise.all([read, ...mutations]);
+    // One token every 50 ms: mutations first, until the read has waited 100 ms.
+    const at = order.indexOf("read");
+    expect(at).toBeGreaterThan(0);
+    expect(at).toBeLessThan(5);
+  });
+
   it("keeps a share of the minute for mutations when polling has used the rest", async () => {
     const budget = new RateBudget({
       perMinute: 10,

@@ -12,7 +12,10 @@
  * Logs make the budget safe whatever window the platform uses (fixed, sliding or token bucket).
  *
  * Mutations wait in a queue ahead of reads, and reads may not use the last `reservedForMutations`
- * share of the minute, so polling thousands of resources never starves a create or a delete.
+ * share of the minute, so polling thousands of resources never starves a create or a delete. A
+ * read that has waited `readMaxDelayMs` goes first all the same: in a long create storm the
+ * operation polls (which the tracker already rations) would otherwise wait until every worker
+ * was stuck on one, stalling the creates too.
  */
 import { createHash } from "node:crypto";
 import { RateLimitedError } from "./errors.ts";
@@ -30,6 +33,8 @@ export interface RateLimits {
   marginMs?: number;
   /** A request that waited this long for the budget fails with RateLimitedError. Default 60 s. */
   maxWaitMs?: number;
+  /** A read that waited this long goes before queued mutations. Default 1 s. */
+  readMaxDelayMs?: number;
 }
 
 export const PLATFORM_RATE_LIMITS: RateLimits = { perMinute: 700, burstPerSecondPerRoute: 40 };
@@ -105,6 +110,8 @@ export class RateBudget {
   private readonly reads: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
+  /** When a mutation last had to wait for the budget. */
+  private mutationWaitedAt = Number.NEGATIVE_INFINITY;
 
   constructor(limits: Partial<RateLimits> = {}, now: () => number = () => performance.now()) {
     const perMinute = limits.perMinute ?? PLATFORM_RATE_LIMITS.perMinute;
@@ -116,6 +123,7 @@ export class RateBudget {
       reservedForMutations: limits.reservedForMutations ?? 0.1,
       marginMs: limits.marginMs ?? 100,
       maxWaitMs: limits.maxWaitMs ?? 60_000,
+      readMaxDelayMs: limits.readMaxDelayMs ?? 1_000,
     };
     this.now = now;
     this.minuteLog = new GrantLog(60_000 + this.limits.marginMs);
@@ -129,6 +137,15 @@ export class RateBudget {
   }
 
   /**
+   * True while changes queue for the budget (or did within `withinMs`): the account is spending
+   * its requests on mutations, and readers that can wait (operation polling) should look less
+   * often so as not to slow them down.
+   */
+  busyWithMutations(withinMs = 2_000): boolean {
+    return this.mutations.length > 0 || this.now() - this.mutationWaitedAt < withinMs;
+  }
+
+  /**
    * Waits until a request on `route` may be sent and records it as sent.
    * Resolves with the milliseconds spent waiting.
    */
@@ -139,6 +156,7 @@ export class RateBudget {
       this.grant(route, enqueuedAt);
       return Promise.resolve(0);
     }
+    if (kind === "mutation") this.mutationWaitedAt = enqueuedAt;
     return new Promise<number>((resolve, reject) => {
       const queue = kind === "mutation" ? this.mutations : this.reads;
       const onAbort = (): void => {
@@ -232,7 +250,8 @@ export class RateBudget {
   private pump(): void {
     const now = this.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const queue of [this.mutations, this.reads]) {
+    const overdue = (this.reads[0]?.enqueuedAt ?? now) <= now - this.limits.readMaxDelayMs;
+    for (const queue of overdue ? [this.reads, this.mutations] : [this.mutations, this.reads]) {
       for (let i = 0; i < queue.length;) {
         const waiter = queue[i]!;
         const account = this.accountEarliest(waiter.kind, now);

@@ -39,6 +39,7 @@ import {
   projectsPageWire,
 } from "./schemas.ts";
 import { EndpointSnapshot } from "./snapshot.ts";
+import { OperationDurations } from "./durations.ts";
 import { Transport, type TransportTimeouts } from "./transport.ts";
 
 export const DEFAULT_BASE_URL = "https://console.neon.tech/api/v2";
@@ -80,6 +81,8 @@ export class PlatformClient implements OperationsSource {
   private readonly exchange: Exchange;
   private readonly snapshots: EndpointSnapshot;
   private readonly trackers = new Map<string, OperationsTracker>();
+  /** Typical operation durations, shared by the client's projects (they are the platform's). */
+  private readonly durations = new OperationDurations();
   private readonly trackerOptions: OperationsTrackerOptions;
 
   constructor(options: PlatformClientOptions) {
@@ -87,6 +90,7 @@ export class PlatformClient implements OperationsSource {
     this.budget = options.budget ?? RateBudget.forAccount(this.baseUrl, options.apiKey, options.limits);
     this.pollIntervalMs = options.pollIntervalMs ?? 5_000;
     this.trackerOptions = {
+      busy: () => this.budget.busyWithMutations(),
       ...options.operations,
       ...(options.operationPolling === undefined ? {} : { polling: options.operationPolling }),
     };
@@ -394,15 +398,31 @@ export class PlatformClient implements OperationsSource {
    * Reports whether operations finished, failed or are still running. By default it looks once
    * and returns; `running` carries `retryAfterMs` (the poll interval) for the caller's requeue.
    */
-  waitForOperations(
+  async waitForOperations(
     projectId: string,
     operations: readonly (Operation | string)[],
     options: WaitOptions = {},
   ): Promise<OperationsOutcome> {
-    return waitForOperations(this.operationsTracker(projectId), operations, {
+    const outcome = await waitForOperations(this.operationsTracker(projectId), operations, {
       pollIntervalMs: this.pollIntervalMs,
       ...options,
     });
+    for (const op of outcome.operations) this.durations.observe(op);
+    // What the snapshot shows of the endpoints they changed follows their outcome.
+    if (outcome.state === "failed") this.snapshots.invalidate(projectId);
+    if (outcome.state === "finished") {
+      const endpoints = new Set(outcome.operations.map((op) => op.endpointId));
+      for (const endpointId of endpoints) if (endpointId) this.snapshots.settle(projectId, endpointId);
+    }
+    return outcome;
+  }
+
+  /**
+   * How long a change's operations usually take, from the ones this client has seen finish;
+   * undefined until it has seen each of their actions finish once.
+   */
+  expectedDuration(operations: readonly Pick<Operation, "action">[]): number | undefined {
+    return this.durations.expected(operations);
   }
 
   /** Closes the keep-alive connections. */

@@ -3,7 +3,12 @@
  * a project's operation list is ordered newest first, so one paginated pass that stops at the
  * oldest pending operation settles all of them. The list is eventually consistent (an operation
  * just returned by a mutation may be missing), so whatever the pass did not see is read by id.
- * Calls to `refresh` within `batchWindowMs` of each other share one pass.
+ * Calls to `refresh` within `batchWindowMs` of each other share one pass, and a pass serves
+ * later calls for what it saw until the caller's next poll tick (wall-clock multiples of its poll
+ * interval): the resources of a project that wake on the same tick are reconciled one after
+ * another, not within one batch window. While the account's budget is busy with changes (`busy`), a project is listed at most
+ * once per `busyFactor` poll intervals: its running operations are then reported as last seen,
+ * so polling takes little of the budget the changes are waiting for.
  */
 import { setTimeout } from "node:timers/promises";
 import type { Operation } from "./schemas.ts";
@@ -38,6 +43,11 @@ export interface OperationsTrackerOptions {
   maxPages?: number;
   /** Calls to refresh within this window share one pass. Default 10 ms. */
   batchWindowMs?: number;
+  /** Whether the account's budget is busy with changes. Default: never. */
+  busy?: () => boolean;
+  /** While busy, passes are this many poll intervals apart at least. Default 6. */
+  busyFactor?: number;
+  now?: () => number;
 }
 
 const SETTLED = new Set(["finished", "skipped", "failed", "error", "cancelled"]);
@@ -56,8 +66,13 @@ export function isFailed(operation: Pick<Operation, "status">): boolean {
 interface Batch {
   /** Pending operation id -> creation time, when known. */
   wanted: Map<string, number | undefined>;
+  /** Every operation the pass saw (the wanted ones, and the others of the pages it read). */
   result: Promise<Map<string, Operation | Error>>;
+  /** When the pass began to read. */
+  startedAt?: number;
 }
+
+const idOf = (op: Operation | string): string => (typeof op === "string" ? op : op.id);
 
 export class OperationsTracker {
   readonly projectId: string;
@@ -66,7 +81,12 @@ export class OperationsTracker {
   private readonly maxPages: number;
   private readonly batchWindowMs: number;
   private readonly polling: OperationPolling;
+  private readonly busy: () => boolean;
+  private readonly busyFactor: number;
+  private readonly now: () => number;
   private open: Batch | undefined;
+  /** The latest pass that began. */
+  private last: Batch | undefined;
 
   constructor(source: OperationsSource, projectId: string, options: OperationsTrackerOptions = {}) {
     this.source = source;
@@ -75,13 +95,22 @@ export class OperationsTracker {
     this.maxPages = options.maxPages ?? 5;
     this.batchWindowMs = options.batchWindowMs ?? 10;
     this.polling = options.polling ?? "batched";
+    this.busy = options.busy ?? (() => false);
+    this.busyFactor = options.busyFactor ?? 6;
+    // Wall-clock time: poll ticks are aligned to it.
+    this.now = options.now ?? (() => Date.now());
   }
 
   /**
    * The latest record of each operation, in the order given. Operations already settled are
    * returned as they are; the others are read in one shared pass (per-operation: each by id).
+   * `pollIntervalMs` is how often the caller looks (default 4 s): a pass begun since the current
+   * tick of that interval began still answers.
    */
-  async refresh(operations: readonly (Operation | string)[]): Promise<Operation[]> {
+  async refresh(
+    operations: readonly (Operation | string)[],
+    { pollIntervalMs = 4_000 }: { pollIntervalMs?: number } = {},
+  ): Promise<Operation[]> {
     const pending = operations.filter((op) => typeof op === "string" || !isSettled(op));
     if (this.polling === "per-operation") {
       return Promise.all(
@@ -92,16 +121,41 @@ export class OperationsTracker {
         ),
       );
     }
-    const batch = pending.length > 0 ? this.join(pending) : undefined;
-    const latest = batch ? await batch.result : new Map<string, Operation | Error>();
+    const latest =
+      pending.length > 0 ? await this.latest(pending, pollIntervalMs) : new Map<string, Operation | Error>();
     return operations.map((op) => {
       if (typeof op !== "string" && isSettled(op)) return op;
-      const id = typeof op === "string" ? op : op.id;
-      const found = latest.get(id);
+      const found = latest.get(idOf(op));
       if (found instanceof Error) throw found;
-      if (!found) throw new Error(`operation ${id} was not settled by the tracker`);
-      return found;
+      if (found) return found;
+      // Only while busy: a change's operation the last pass did not see is reported as given.
+      if (typeof op !== "string") return op;
+      throw new Error(`operation ${op} was not settled by the tracker`);
     });
+  }
+
+  /** Records of the pending operations: from a recent enough pass, or from a new one. */
+  private async latest(
+    pending: readonly (Operation | string)[],
+    pollIntervalMs: number,
+  ): Promise<Map<string, Operation | Error>> {
+    const last = this.last;
+    const busy = this.busy();
+    // Callers look on shared ticks of their poll interval; a pass begun since the current tick
+    // began answers them all, however long the tick's reconciles take to get here.
+    const now = this.now();
+    const since = busy
+      ? now - pollIntervalMs * this.busyFactor
+      : Math.floor(now / pollIntervalMs) * pollIntervalMs;
+    if (last?.startedAt !== undefined && last.startedAt >= since) {
+      const seen = await last.result;
+      const known = (op: Operation | string): boolean => {
+        const record = seen.get(idOf(op));
+        return (record !== undefined && !(record instanceof Error)) || (busy && typeof op !== "string");
+      };
+      if (pending.every(known)) return seen;
+    }
+    return this.join(pending).result;
   }
 
   private join(pending: readonly (Operation | string)[]): Batch {
@@ -111,6 +165,8 @@ export class OperationsTracker {
         wanted,
         result: setTimeout(this.batchWindowMs).then(() => {
           if (this.open === batch) this.open = undefined;
+          batch.startedAt = this.now();
+          this.last = batch;
           return this.pass(wanted);
         }),
       };
@@ -132,12 +188,13 @@ export class OperationsTracker {
     const oldest = known.length > 0 ? Math.min(...known) : undefined;
     try {
       let cursor: string | undefined;
-      for (let page = 0; page < this.maxPages && found.size < wanted.size; page++) {
+      const allFound = (): boolean => [...wanted.keys()].every((id) => found.has(id));
+      for (let page = 0; page < this.maxPages && !allFound(); page++) {
         const { operations, cursor: next } = await this.source.listOperationsPage(this.projectId, {
           limit: this.pageSize,
           cursor,
         });
-        for (const op of operations) if (wanted.has(op.id)) found.set(op.id, op);
+        for (const op of operations) found.set(op.id, op);
         const last = operations.at(-1);
         const passedOldest =
           last !== undefined && (oldest === undefined || Date.parse(last.createdAt) < oldest);
@@ -207,7 +264,7 @@ export async function waitForOperations(
   let current: readonly (Operation | string)[] = operations;
   for (;;) {
     options.signal?.throwIfAborted();
-    const latest = await tracker.refresh(current);
+    const latest = await tracker.refresh(current, { pollIntervalMs });
     const outcome = summarizeOperations(latest, pollIntervalMs);
     if (outcome.state !== "running" || performance.now() + pollIntervalMs > deadline) return outcome;
     current = latest;

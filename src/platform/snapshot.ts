@@ -3,8 +3,10 @@
  * each list the project's endpoints on every reconcile; instead, readers share one list request
  * (single-flight) and its answer for as long as they accept (`maxAgeMs`). The client's own
  * mutations keep the answer current: a successful one records the endpoint it returned (or its
- * removal), so a create storm does not re-list the project after every create; a mutation whose
- * outcome is unknown forgets the project, and the next reader lists again.
+ * removal), so a create storm does not re-list the project after every create, and when the
+ * change's operations finish the endpoint takes the state its answer announced; a mutation whose
+ * outcome is unknown, or whose operations failed, forgets the project, and the next reader lists
+ * again.
  */
 import type { Endpoint } from "./schemas.ts";
 
@@ -63,6 +65,23 @@ export class EndpointSnapshot {
     if (!entry?.resolved) return this.invalidate(projectId);
     const others = entry.resolved.filter((e) => e.id !== endpoint.id);
     entry.resolved = removed ? others : [...others, endpoint];
+    entry.endpoints = Promise.resolve(entry.resolved);
+  }
+
+  /**
+   * The operations of this client's last change of the endpoint all finished. When the change's
+   * answer announced a `pending_state` (creates and updates do), the endpoint is now in it (the
+   * platform's own meaning of the field), so waiting for them costs no new list of the project.
+   * Otherwise (start, suspend and restart answers, and lists, carry none) the project is
+   * forgotten and the next reader lists it.
+   */
+  settle(projectId: string, endpointId: string): void {
+    const entry = this.entries.get(projectId);
+    const endpoint = entry?.resolved?.find((e) => e.id === endpointId);
+    if (!entry?.resolved || !endpoint) return this.invalidate(projectId);
+    if (endpoint.pendingState === undefined) return this.invalidate(projectId);
+    const settled: Endpoint = { ...endpoint, currentState: endpoint.pendingState, pendingState: undefined };
+    entry.resolved = entry.resolved.map((e) => (e.id === endpointId ? settled : e));
     entry.endpoints = Promise.resolve(entry.resolved);
   }
 

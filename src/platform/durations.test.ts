@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { OperationDurations } from "./durations.ts";
+
+const finished = (action: string, ms: number) => ({
+  action,
+  status: "finished",
+  createdAt: "2026-11-21T10:00:00.000Z",
+  updatedAt: new Date(Date.parse("2026-11-21T10:00:00.000Z") + ms).toISOString(),
+});
+
+describe("operation durations", () => {
+  it("knows nothing until each action of a change has been seen to finish", () => {
+    const durations = new OperationDurations();
+    expect(durations.expected([{ action: "start_compute" }])).toBeUndefined();
+    durations.observe(finished("start_compute", 2_000));
+    expect(durations.expected([{ action: "start_compute" }])).toBe(2_000);
+    expect(durations.expected([{ action: "suspend_compute" }, { action: "start_compute" }])).toBeUndefined();
+  });
+
+  it("adds up a chain, follows new durations gradually, and ignores failed or running ones", () => {
+    const durations = new OperationDurations();
+    durations.observe(finished("suspend_compute", 1_000));
+    durations.observe(finished("start_compute", 2_000));
+    durations.observe({ ...finished("start_compute", 60_000), status: "failed" });
+    durations.observe({ ...finished("start_compute", 60_000), status: "running" });
+    expect(durations.expected([{ action: "suspend_compute" }, { action: "start_compute" }])).toBe(3_000);
+    durations.observe(finished("start_compute", 7_000));
+    const after = durations.expected([{ action: "start_compute" }])!;
+    expect(after).toBeGreaterThan(2_000);
+    expect(after).toBeLessThan(7_000);
+  });
+});
