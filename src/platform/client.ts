@@ -91,6 +91,7 @@ export class PlatformClient implements OperationsSource {
     this.pollIntervalMs = options.pollIntervalMs ?? 5_000;
     this.trackerOptions = {
       busy: () => this.budget.busyWithMutations(),
+      expectedDuration: (op) => this.durations.expected([op]),
       ...options.operations,
       ...(options.operationPolling === undefined ? {} : { polling: options.operationPolling }),
     };

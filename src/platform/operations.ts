@@ -47,6 +47,8 @@ export interface OperationsTrackerOptions {
   busy?: () => boolean;
   /** While busy, passes are this many poll intervals apart at least. Default 6. */
   busyFactor?: number;
+  /** How long an operation like this one usually runs, when known (see durations.ts). */
+  expectedDuration?: (operation: Operation) => number | undefined;
   now?: () => number;
 }
 
@@ -83,6 +85,7 @@ export class OperationsTracker {
   private readonly polling: OperationPolling;
   private readonly busy: () => boolean;
   private readonly busyFactor: number;
+  private readonly expectedDuration: (operation: Operation) => number | undefined;
   private readonly now: () => number;
   private open: Batch | undefined;
   /** The latest pass that began. */
@@ -97,6 +100,7 @@ export class OperationsTracker {
     this.polling = options.polling ?? "batched";
     this.busy = options.busy ?? (() => false);
     this.busyFactor = options.busyFactor ?? 6;
+    this.expectedDuration = options.expectedDuration ?? (() => undefined);
     // Wall-clock time: poll ticks are aligned to it.
     this.now = options.now ?? (() => Date.now());
   }
@@ -147,11 +151,19 @@ export class OperationsTracker {
     const since = busy
       ? now - pollIntervalMs * this.busyFactor
       : Math.floor(now / pollIntervalMs) * pollIntervalMs;
-    if (last?.startedAt !== undefined && last.startedAt >= since) {
+    const startedAt = last?.startedAt;
+    if (last && startedAt !== undefined && startedAt >= since) {
       const seen = await last.result;
       const known = (op: Operation | string): boolean => {
         const record = seen.get(idOf(op));
-        return (record !== undefined && !(record instanceof Error)) || (busy && typeof op !== "string");
+        if (record === undefined || record instanceof Error) return busy && typeof op !== "string";
+        // Seen running by a pass that looked before it was due to finish, and it is due now: the
+        // caller woke for that moment (its first look after a change), so look again.
+        if (!busy && !isSettled(record)) {
+          const dueAt = Date.parse(record.createdAt) + (this.expectedDuration(record) ?? 0);
+          if (startedAt < dueAt && now >= dueAt) return false;
+        }
+        return true;
       };
       if (pending.every(known)) return seen;
     }
