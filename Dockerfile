@@ -4,7 +4,7 @@
 #   build stage:   npm ci && npm run build                  -> dist/
 #   runtime stage: npm ci --omit=dev --ignore-scripts       -> production node_modules/ only
 #                  copy dist/ and crds/; run as uid 65532
-#   start:         node dist/cli.js run                     (configured by NEON_OPERATOR_* variables)
+#   start:         node --optimize-for-size dist/cli.js run (configured by NEON_OPERATOR_* variables)
 # Nothing is written outside /tmp at run time, so the root filesystem can be
 # read-only (deploy/ mounts an emptyDir at /tmp).
 
@@ -32,5 +32,12 @@ USER 65532:65532
 EXPOSE 8080
 # Exec form: node is PID 1 and receives SIGTERM itself; the operator drains its
 # work, releases the leader Lease and exits.
-ENTRYPOINT ["node", "dist/cli.js"]
+# --optimize-for-size: V8 keeps the pages a garbage collection frees in a pool
+# and returns them to the system only in a memory-reducing collection. Without
+# the flag its memory reducer never judged the idle operator idle enough to run
+# one, so RSS stayed at the high-water mark of its busiest moment (the initial
+# sync); with it, RSS follows the live heap (docs/performance-steady-10000.md).
+# Node sizes the heap limit from the container's memory limit. The bench
+# (scripts/bench/) starts the operator with the flags written here.
+ENTRYPOINT ["node", "--optimize-for-size", "dist/cli.js"]
 CMD ["run"]

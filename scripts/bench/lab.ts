@@ -1,12 +1,13 @@
 // The bench's Kubernetes side: a real local control plane with the CRDs, a
 // kubeconfig for the operator as its own user (so the API server's priority-and-
 // fairness metrics count the operator's requests apart from everyone else's),
-// and kubectl.
+// kubectl, and the operator built as its image runs it.
 import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../src/sandbox/controlplane.ts";
+import { buildOperator, type OperatorBuild } from "./operator-build.ts";
 
 const exec = promisify(execFile);
 export const repoRoot = resolve(import.meta.dirname, "..", "..");
@@ -19,6 +20,8 @@ export interface Lab {
   adminKubeConfig: KubeConfig;
   /** Kubeconfig of the operator's user, bound to cluster-admin. */
   operatorKubeconfig: string;
+  /** The operator compiled from this tree, with the image's Node flags. */
+  operator: OperatorBuild;
   kubectl(args: string[], input?: string): Promise<string>;
   createNamespace(name: string): Promise<void>;
   /** The platform key in a Secret, passed over stdin so it never shows on a command line. */
@@ -31,7 +34,10 @@ export interface Lab {
 }
 
 export async function startLab(workDir: string): Promise<Lab> {
-  const controlPlane = await startControlPlane({ logFile: join(workDir, "controlplane.log") });
+  const [controlPlane, operator] = await Promise.all([
+    startControlPlane({ logFile: join(workDir, "controlplane.log") }),
+    buildOperator(workDir),
+  ]);
   const kubeconfig = controlPlane.kubeconfig;
   const kubectl = async (args: string[], input?: string): Promise<string> => {
     const run = exec(controlPlane.binaries.kubectl, args, {
@@ -60,6 +66,7 @@ export async function startLab(workDir: string): Promise<Lab> {
     kubeconfig,
     adminKubeConfig,
     operatorKubeconfig,
+    operator,
     kubectl,
     async createNamespace(name) {
       await kubectl(["create", "namespace", name]);

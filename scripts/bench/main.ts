@@ -23,6 +23,7 @@ const usage = `Usage: node scripts/bench/main.ts [--quick] [options]
   --window S              steady-state measuring window, seconds (full: 120)
   --run-timeout S         cap of each convergence run, seconds (default: 5x the larger bound + 60)
   --no-side-by-side       skip the per-operation polling runs
+  --no-convergence        skip the convergence runs (side by side included): steady state only
   --no-steady             skip the steady state
   --out PATH              where to write the report (default docs/performance.md)
   --no-write              print only
@@ -42,6 +43,8 @@ const { values } = parseArgs({
     "run-timeout": { type: "string" },
     "side-by-side": { type: "boolean", default: true },
     "no-side-by-side": { type: "boolean", default: false },
+    convergence: { type: "boolean", default: true },
+    "no-convergence": { type: "boolean", default: false },
     steady: { type: "boolean", default: true },
     "no-steady": { type: "boolean", default: false },
     out: { type: "string", default: join(repoRoot, "docs", "performance.md") },
@@ -75,7 +78,8 @@ const floorMs = (endpoints / 700) * 60_000 + operationMs;
 const lockMs = Math.ceil(endpoints / projects) * operationMs;
 const runTimeoutMs =
   number(values["run-timeout"], (5 * Math.max(floorMs, lockMs) + 60_000) / 1000, "run-timeout") * 1000;
-const sideBySide = values["side-by-side"] && !values["no-side-by-side"];
+const runConvergenceRuns = values.convergence && !values["no-convergence"];
+const sideBySide = runConvergenceRuns && values["side-by-side"] && !values["no-side-by-side"];
 const steady = values.steady && !values["no-steady"];
 const argv = process.argv.slice(2).join(" ");
 
@@ -96,7 +100,9 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 let failed = false;
 try {
   const convergence: ConvergenceResult[] = [];
-  const runs: { label: string; flags: string[] }[] = [{ label: "batched", flags: [] }];
+  const runs: { label: string; flags: string[] }[] = runConvergenceRuns
+    ? [{ label: "batched", flags: [] }]
+    : [];
   if (sideBySide) {
     runs.push(
       { label: "perop-100ms", flags: ["--operation-polling=per-operation", "--poll-interval=100ms"] },
@@ -140,15 +146,15 @@ try {
     });
   }
   const report: BenchReport = {
-    mode: quick
-      ? `quick (${endpoints} endpoints over ${projects} projects; ${steady ? `${idle} idle` : "no steady state"})`
-      : `full (${endpoints} endpoints over ${projects} projects; ${steady ? `${idle} idle over ${idleProjects} projects` : "no steady state"})`,
-    command: quick ? "npm run bench:quick" : `npm run bench${argv ? ` -- ${argv}` : ""}`,
+    mode: `${quick ? "quick" : "full"} (${runConvergenceRuns ? `${endpoints} endpoints over ${projects} projects` : "no convergence runs"}; ${steady ? `${idle} idle over ${idleProjects} projects` : "no steady state"})`,
+    command:
+      quick && argv === "--quick" ? "npm run bench:quick" : `npm run bench${argv ? ` -- ${argv}` : ""}`,
     startedAt,
     durationMs: Date.now() - startedAt.getTime(),
     kubernetesVersion: lab.controlPlane.version,
     operationMs,
     revision,
+    operatorNodeFlags: lab.operator.nodeFlags,
     convergence,
     steady: steadyResult,
     steadyError: steadyError === undefined ? undefined : `${idle} idle endpoints: ${steadyError}`,

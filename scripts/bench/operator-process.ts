@@ -1,16 +1,17 @@
-// The operator as a separate process (`node src/cli.ts run`), as it runs in a
-// cluster: its own kubeconfig, one namespace, no leader election, metrics on a
-// free loopback port. Logs go to a file.
+// The operator as a separate process (`node <image flags> dist/cli.js run`, see
+// operator-build.ts), as it runs in a cluster: its own kubeconfig, one
+// namespace, no leader election, metrics on a free loopback port. Logs go to a file.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { repoRoot, type Lab } from "./lab.ts";
+import type { Lab } from "./lab.ts";
+import type { OperatorBuild } from "./operator-build.ts";
 import { sampleProcess, type ProcessSample } from "./process-stats.ts";
 import { CepWatch } from "./watch.ts";
 
 export interface OperatorProcessOptions {
+  build: OperatorBuild;
   kubeconfig: string;
   namespace: string;
   platformUrl: string;
@@ -51,7 +52,8 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const port = await freePort();
   const metricsUrl = `http://127.0.0.1:${port}`;
   const args = [
-    join(repoRoot, "src", "cli.ts"),
+    ...options.build.nodeFlags,
+    options.build.cli,
     "run",
     `--platform-base-url=${options.platformUrl}`,
     `--default-credentials-secret=${options.credentialsSecret}`,
@@ -147,6 +149,7 @@ export async function operatorInNamespace(
   const watch = new CepWatch(lab.adminKubeConfig, namespace);
   await watch.start();
   const operator = await startOperatorProcess({
+    build: lab.operator,
     kubeconfig: lab.operatorKubeconfig,
     namespace,
     platformUrl: options.platformUrl,

@@ -18,6 +18,8 @@ export interface BenchReport {
   operationMs: number;
   /** Git revision of the tree when the bench started (the operator ran from this tree). */
   revision: string;
+  /** Node flags the operator ran with: the image's (Dockerfile ENTRYPOINT). */
+  operatorNodeFlags: string[];
   convergence: ConvergenceResult[];
   steady: SteadyResult | undefined;
   steadyError?: string | undefined;
@@ -107,6 +109,10 @@ export function renderMarkdown(report: BenchReport): string {
         ["Kubernetes", `${report.kubernetesVersion} (local kube-apiserver + etcd from test/controlplane)`],
         ["Operator", `${operatorVersion()} at ${report.revision}`],
         [
+          "Operator process",
+          `\`node ${[...report.operatorNodeFlags, "dist/cli.js run"].join(" ")}\` (compiled from this tree; Node flags as in the Dockerfile's ENTRYPOINT)`,
+        ],
+        [
           "Packages",
           ["@kubernetes/client-node", "undici", "zod", "pino", "prom-client"]
             .map((p) => `${p} ${packageVersion(p)}`)
@@ -126,7 +132,7 @@ export function renderMarkdown(report: BenchReport): string {
   if (base) {
     out.push("## Convergence", "");
     out.push(
-      `${base.endpoints} ComputeEndpoints over ${base.projects} projects (one read-write endpoint per branch), applied at once by one server-side \`kubectl apply\`; the operator is a separate process (\`node src/cli.ts run\`) with its defaults. The floor is the rate budget's: ${base.endpoints} creates at 700 per minute plus one operation (${report.operationMs} ms) = ${seconds(base.floorMs)}.`,
+      `${base.endpoints} ComputeEndpoints over ${base.projects} projects (one read-write endpoint per branch), applied at once by one server-side \`kubectl apply\`; the operator is a separate process (see "Operator process" above) with its defaults. The floor is the rate budget's: ${base.endpoints} creates at 700 per minute plus one operation (${report.operationMs} ms) = ${seconds(base.floorMs)}.`,
       "",
     );
     const allReady = base.allReadyMs;
@@ -284,6 +290,12 @@ export function renderMarkdown(report: BenchReport): string {
         verdict(s.rssBytes <= 256 * 1024 * 1024),
       ],
       ["Operator peak RSS (whole run, adoption included)", mb(s.peakRssBytes), "", ""],
+      [
+        "Operator V8 heap at the end of the window: used / committed; external memory",
+        `${mb(s.heap.usedBytes)} / ${mb(s.heap.totalBytes)}; ${mb(s.heap.externalBytes)}`,
+        "",
+        "",
+      ],
       [
         "Status writes per endpoint per resync (from the watch)",
         String(round(s.statusWritesInWindow / s.idle / (s.windowMs / s.resyncMs), 2)),

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startEmulator, type Emulator } from "../../src/emulator/index.ts";
 import type { Lab } from "./lab.ts";
-import { operatorInNamespace } from "./operator-process.ts";
+import { counterTotal, operatorInNamespace } from "./operator-process.ts";
 import { sum } from "./stats.ts";
 import { untilReady } from "./watch.ts";
 import { applyAll } from "./workload.ts";
@@ -45,6 +45,8 @@ export interface SteadyResult {
   kubeByVerb: Record<string, number>;
   rssBytes: number;
   peakRssBytes: number;
+  /** Where the operator's memory was at the end of the window (its own /metrics). */
+  heap: { usedBytes: number; totalBytes: number; externalBytes: number };
   cpuSecondsInWindow: number;
   statusWritesInWindow: number;
   changeLatencies: number[];
@@ -176,6 +178,12 @@ export async function runSteady(lab: Lab, o: SteadyOptions): Promise<SteadyResul
     const kubeRequests = (await lab.operatorRequests()) - kubeBefore;
     const kubeByVerb = diff(await lab.requestsByVerb(), verbsBefore);
     const sample = operator.sample();
+    const metrics = await operator.metrics();
+    const heap = {
+      usedBytes: counterTotal(metrics, "nodejs_heap_size_used_bytes"),
+      totalBytes: counterTotal(metrics, "nodejs_heap_size_total_bytes"),
+      externalBytes: counterTotal(metrics, "nodejs_external_memory_bytes"),
+    };
     const statusWritesInWindow = writes() - writesBefore;
     const lists = platform["GET /projects/:project_id/endpoints"] ?? 0;
 
@@ -230,6 +238,7 @@ export async function runSteady(lab: Lab, o: SteadyOptions): Promise<SteadyResul
       kubeByVerb,
       rssBytes: rss,
       peakRssBytes: sample?.peakRssBytes ?? 0,
+      heap,
       cpuSecondsInWindow: (sample?.cpuSeconds ?? 0) - cpuBefore,
       statusWritesInWindow,
       changeLatencies: latencies,

@@ -21,7 +21,7 @@ export interface Mode {
   convergeTimeoutMs: number;
   /**
    * Also freeze connections (half-dead paths). The operator notices a silent watch only by its
-   * 180 s watchdog, so this needs a convergence bound beyond that: full mode only.
+   * silence watchdog (90 s; 180 s when this was made full mode only, as long as quick mode's bound).
    */
   freezes: boolean;
 }

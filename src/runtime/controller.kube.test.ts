@@ -13,6 +13,7 @@ import {
   widgetKind,
   type Widget,
 } from "./testing/cluster.ts";
+import { startTcpProxy } from "./testing/tcp-proxy.ts";
 
 const widgets = widgetKind();
 const configMaps: ResourceKind = { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap" };
@@ -236,6 +237,81 @@ describe("controller on the real API server", () => {
     const flakyEvents = list.items.filter((e) => e.reason === "ReconcileError");
     expect(flakyEvents).toHaveLength(1);
     expect(flakyEvents[0]?.series?.count).toBe(3);
+  });
+
+  /**
+   * A change whose reconcile is caught before its status write by an outage: the controller's
+   * requests go through a proxy that is cut for a while. With `watchesThroughProxy` false its
+   * watches go straight to the server and stay open, as they do while an API server shuts down
+   * gracefully (it refuses new connections for many seconds, open watches stay open). Resolves
+   * once the change is reconciled after the outage, within a bound far below its backoff.
+   */
+  async function changeThroughOutage(prefix: string, watchesThroughProxy: boolean) {
+    const ns = await createNamespace(client, prefix);
+    const proxy = await startTcpProxy(new URL(client.kubeConfig.getCurrentCluster()!.server));
+    const viaProxy = new KubeClient(loadKubeConfig(inject("kubeconfig"), proxy.url));
+    if (!watchesThroughProxy) viaProxy.watch = client.watch.bind(client);
+    let outageBegun!: () => void;
+    const outage = new Promise<void>((resolve) => (outageBegun = resolve));
+    let attempts = 0;
+    const metrics = createMetrics({ defaultMetrics: false });
+    const controller = new Controller<Widget>(
+      {
+        kind: widgets,
+        namespaces: [ns],
+        // Where a long outage leaves an object's backoff: its next retry minutes away.
+        backoff: { baseDelayMs: 120_000, maxDelayMs: 300_000 },
+        informer: { backoff: { baseDelayMs: 50, maxDelayMs: 500 } },
+        reconciler: {
+          async reconcile(obj, ctx) {
+            if (obj.spec?.size === 1 && attempts++ === 0) await outage;
+            await ctx.status.patch(obj, { observedSize: obj.spec?.size });
+            return Action.done();
+          },
+        },
+      },
+      { client: viaProxy, metrics },
+    );
+    controllers.push(controller);
+    try {
+      controller.startCaches();
+      await controller.waitForSync();
+      controller.startWorkers();
+      const observedSize = async () =>
+        (await client.get<Widget>(widgets, ns, "through-outage"))?.status?.observedSize;
+      await client.create(widgets, widget(ns, "through-outage"));
+      await waitFor(async () => (await observedSize()) === 0, "the first reconcile");
+
+      await client.patch(widgets, ns, "through-outage", { spec: { size: 1 } }, ContentType.MergePatch);
+      await waitFor(() => attempts === 1, "the reconcile of the change to start");
+      const reconnectsBefore = controller.informer.stats.reconnects;
+      proxy.cut();
+      outageBegun();
+      const failed = async () =>
+        (await metrics.reconciles.get()).values.some((v) => v.labels.result === "error" && v.value > 0);
+      await waitFor(failed, "the status write to fail");
+      await sleep(2_000);
+      const watchNoticed = controller.informer.stats.reconnects > reconnectsBefore;
+
+      proxy.restore();
+      // Before, the retry waited out the object's backoff: a minute or more here.
+      await waitFor(async () => (await observedSize()) === 1, "the change to be reconciled", 15_000);
+      return { watchNoticed };
+    } finally {
+      await controller.stop();
+      await proxy.close();
+    }
+  }
+
+  it("reconciles a change caught by an API server outage as soon as the server answers again", async () => {
+    const { watchNoticed } = await changeThroughOutage("outage", true);
+    expect(watchNoticed).toBe(true);
+  });
+
+  it("does so too when the outage leaves the watches open, as a graceful shutdown does", async () => {
+    const { watchNoticed } = await changeThroughOutage("outage-open-watch", false);
+    // No watch broke, so only the runtime's own probe of the server could tell it was back.
+    expect(watchNoticed).toBe(false);
   });
 
   it("re-reconciles the objects that name a Secret when it appears, and reads it from the cache", async () => {

@@ -4,12 +4,13 @@
 // and controller-runtime's builder (`watches` / `owns`).
 import { Action } from "./action.ts";
 import * as conditions from "./conditions.ts";
-import { classifyError, errorMessage } from "./errors.ts";
+import { classifyError, errorMessage, type ErrorPolicy } from "./errors.ts";
 import type { EventInput, EventRecorder } from "./events.ts";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizers.ts";
 import { Informer, type InformerOptions } from "./informer.ts";
 import {
   apiVersionOf,
+  isApiServerUnavailable,
   objectKey,
   parseKey,
   type KubeClient,
@@ -18,8 +19,9 @@ import {
 } from "./kube.ts";
 import { silentLogger, type Logger } from "./log.ts";
 import type { Metrics, ReconcileResult } from "./metrics.ts";
+import { pause } from "./pause.ts";
 import { StatusWriter } from "./status.ts";
-import { WorkQueue, jittered, type BackoffOptions } from "./workqueue.ts";
+import { WorkQueue, backoffDelay, jittered, type BackoffOptions } from "./workqueue.ts";
 
 /** What a reconciler gets besides the object. */
 export interface Context<T extends KubeObject> {
@@ -79,6 +81,12 @@ export interface ControllerOptions<T extends KubeObject> {
   owns?: (ResourceKind | OwnsSpec)[];
   /** Per-object retry backoff (default 5 ms doubling to 5 min, jittered). */
   backoff?: BackoffOptions;
+  /**
+   * An object whose reconcile failed only because the Kubernetes API server did not answer is
+   * retried as soon as the server answers again (a probe every few seconds, or a watch
+   * reconnecting), and at the latest after this long (default 30 s), with no failure counted.
+   */
+  apiServerRetryMaxMs?: number;
   /** Tuning of the informers (watch timeouts, watchdog, reconnect backoff). */
   informer?: Omit<InformerOptions, "namespaces" | "labelSelector" | "log">;
 }
@@ -113,6 +121,14 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly ownWrites = new Map<string, { resourceVersion: string; at: number }>();
   /** Keys that failed terminally, with the generation that failed: no retry until it changes. */
   private readonly terminal = new Map<string, number | undefined>();
+  /**
+   * Keys whose last attempt failed because the API server did not answer. An outage is not the
+   * object's fault: they wait, with no failure counted against them, until the server answers
+   * again (the probe below, or an informer reconnecting), then go at once.
+   */
+  private readonly awaitingApiServer = new Set<string>();
+  /** Stops the probe of the API server that runs while keys wait for it. */
+  private probe: AbortController | undefined;
   private queue: WorkQueue | undefined;
   private term: AbortController | undefined;
   private workers: Promise<void>[] = [];
@@ -147,12 +163,14 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.ownWrites.delete(objectKey(o));
         this.enqueue(objectKey(o));
       },
+      reconnected: () => this.retryAwaitingApiServer(),
     });
     for (const w of options.watches ?? []) {
       this.secondary(w.kind, w.labelSelector, informerOptions).on({
         add: (o) => this.enqueueAll(w.map(o, this.informer)),
         update: (old, o) => this.enqueueAll([...w.map(old, this.informer), ...w.map(o, this.informer)]),
         delete: (o) => this.enqueueAll(w.map(o, this.informer)),
+        reconnected: () => this.retryAwaitingApiServer(),
       });
     }
     for (const o of options.owns ?? []) {
@@ -165,6 +183,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         add: (obj) => this.enqueueAll(owners(obj)),
         update: (old, obj) => this.enqueueAll([...owners(old), ...owners(obj)]),
         delete: (obj) => this.enqueueAll(owners(obj)),
+        reconnected: () => this.retryAwaitingApiServer(),
       });
     }
   }
@@ -232,6 +251,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     const term = this.term;
     if (!queue || !term) return;
     this.queue = undefined;
+    this.awaitingApiServer.clear();
+    this.probe?.abort();
+    this.probe = undefined;
     clearTimeout(this.resyncTimer);
     if (deadlineMs <= 0) term.abort(new Error("stopped acting"));
     const drained = await queue.drain(deadlineMs);
@@ -296,6 +318,70 @@ export class Controller<T extends KubeObject = KubeObject> {
     for (const key of new Set(keys)) this.enqueue(key);
   }
 
+  /** The API server answers again: objects that failed for want of it go now, not at their backoff. */
+  private retryAwaitingApiServer(): void {
+    if (!this.queue || this.awaitingApiServer.size === 0) return;
+    this.log.info(
+      { objects: this.awaitingApiServer.size },
+      "API server back; retrying objects that waited for it",
+    );
+    this.enqueueAll([...this.awaitingApiServer]);
+  }
+
+  /**
+   * Schedules the retry of a failed key (terminal failures are the caller's to remember). A key
+   * that failed for want of the API server waits for it: retried the moment it answers again,
+   * at the latest after `apiServerRetryMaxMs`. Retrying sooner would only fail again, after
+   * spending platform requests, and counting the outage against the object would leave it
+   * minutes of backoff once the server is back.
+   */
+  private retryLater(key: string, queue: WorkQueue, policy: ErrorPolicy): void {
+    if (policy.kind === "apiServerUnavailable") {
+      this.awaitingApiServer.add(key);
+      queue.addAfter(key, jittered((this.options.apiServerRetryMaxMs ?? 30_000) / 2, 1));
+      this.probeApiServer(queue);
+      return;
+    }
+    this.awaitingApiServer.delete(key);
+    if (policy.kind === "retryAfter") queue.addAfter(key, policy.ms);
+    else queue.addRateLimited(key);
+  }
+
+  /**
+   * Asks the API server every few seconds whether it answers again, then retries the keys that
+   * wait for it. The question is a list of one object of this controller's kind: the path its
+   * work needs, the kind being served included. The informers alone cannot tell: a server that
+   * is shutting down refuses new connections for many seconds but leaves open watches open.
+   */
+  private probeApiServer(queue: WorkQueue): void {
+    if (this.probe) return;
+    const probe = new AbortController();
+    this.probe = probe;
+    this.log.info(
+      { objects: this.awaitingApiServer.size },
+      "the API server does not answer; waiting for it before retrying",
+    );
+    void (async () => {
+      for (let attempt = 0; !probe.signal.aborted; attempt++) {
+        await pause(backoffDelay(attempt, { baseDelayMs: 250, maxDelayMs: 5_000 }), probe.signal);
+        if (probe.signal.aborted) return;
+        try {
+          await this.deps.client.list(this.kind, {
+            namespace: this.options.namespaces?.[0],
+            limit: 1,
+            signal: probe.signal,
+          });
+          break;
+        } catch (err) {
+          // Any answer, even a refusal, means the server is back; the keys' own errors tell more.
+          if (!isApiServerUnavailable(err)) break;
+        }
+      }
+      if (this.probe === probe) this.probe = undefined;
+      if (!probe.signal.aborted && this.queue === queue) this.retryAwaitingApiServer();
+    })();
+  }
+
   private scheduleResync(): void {
     const period = this.options.resyncPeriodMs ?? 600_000;
     if (period <= 0) return;
@@ -316,7 +402,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         if (!signal.aborted) await this.process(key, queue, signal);
       } catch (err) {
         // process() handles reconcile errors itself; this keeps anything else from ending the worker.
-        queue.addRateLimited(key);
+        this.retryLater(key, queue, classifyError(err));
         this.log.error({ object: key, err: errorMessage(err) }, "unexpected error; will retry");
       } finally {
         this.running--;
@@ -362,7 +448,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       obj = await this.current(key, queue);
     } catch (err) {
       // The fresh read failed (the API server restarting, a cut connection): try the key again later.
-      queue.addRateLimited(key);
+      this.retryLater(key, queue, classifyError(err));
       this.log.warn({ object: key, err: errorMessage(err) }, "reading the object failed; will retry");
       return;
     }
@@ -370,6 +456,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (!obj) {
       // Deleted (and finalized): nothing left to do.
       queue.forget(key);
+      this.awaitingApiServer.delete(key);
       this.terminal.delete(key);
       return;
     }
@@ -383,6 +470,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     try {
       const action = deleting ? await this.finalize(obj, ctx) : await this.apply(obj, ctx);
       queue.forget(key);
+      this.awaitingApiServer.delete(key);
       this.terminal.delete(key);
       if (action.requeueAfterMs !== undefined) {
         queue.addAfter(key, action.requeueAfterMs);
@@ -396,14 +484,19 @@ export class Controller<T extends KubeObject = KubeObject> {
       const policy = classifyError(err);
       const message = errorMessage(err);
       if (policy.kind === "terminal") {
+        this.awaitingApiServer.delete(key);
         this.terminal.set(key, generation);
         result = "terminal";
         log.error({ err: message }, "reconcile failed terminally; waiting for a spec change");
       } else {
-        if (policy.kind === "retryAfter") queue.addAfter(key, policy.ms);
-        else queue.addRateLimited(key);
+        this.retryLater(key, queue, policy);
         result = "error";
-        log.warn({ err: message, failures: queue.failureCount(key) }, "reconcile failed; will retry");
+        log.warn(
+          { err: message, failures: queue.failureCount(key) },
+          policy.kind === "apiServerUnavailable"
+            ? "reconcile failed: the API server did not answer; will retry when it does"
+            : "reconcile failed; will retry",
+        );
       }
       ctx.events.warning(
         policy.kind === "terminal" ? "ReconcileFailed" : "ReconcileError",

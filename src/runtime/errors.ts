@@ -1,5 +1,6 @@
 // How a thrown error steers retries. Errors are classified by shape, so the
 // platform client's errors (with `terminal`, `retryAfterMs`) need no wrapping.
+import { isApiServerUnavailable } from "./kube.ts";
 
 /** The spec must change before retrying helps: no retry until `metadata.generation` changes. */
 export class TerminalError extends Error {
@@ -20,7 +21,19 @@ export class RetryAfterError extends Error {
   }
 }
 
-export type ErrorPolicy = { kind: "terminal" } | { kind: "retryAfter"; ms: number } | { kind: "backoff" };
+/**
+ * - terminal: wait for a spec change;
+ * - retryAfter: retry after a known time;
+ * - apiServerUnavailable: the Kubernetes API server did not answer (restarting, path down): retry
+ *   on a short leash, and as soon as a watch reconnects; not the object's fault, so it does not
+ *   grow the object's own backoff;
+ * - backoff: per-object exponential backoff.
+ */
+export type ErrorPolicy =
+  | { kind: "terminal" }
+  | { kind: "retryAfter"; ms: number }
+  | { kind: "apiServerUnavailable" }
+  | { kind: "backoff" };
 
 export function classifyError(err: unknown): ErrorPolicy {
   if (typeof err === "object" && err !== null) {
@@ -29,6 +42,7 @@ export function classifyError(err: unknown): ErrorPolicy {
     if (typeof e.retryAfterMs === "number" && Number.isFinite(e.retryAfterMs)) {
       return { kind: "retryAfter", ms: Math.max(0, e.retryAfterMs) };
     }
+    if (isApiServerUnavailable(err)) return { kind: "apiServerUnavailable" };
   }
   return { kind: "backoff" };
 }

@@ -22,6 +22,7 @@ export { Manager, managerOptionsFromConfig, type ManagerOptions } from "./manage
 export { createMetrics, type Metrics, type PlatformClientMetrics, type ReconcileResult } from "./metrics.ts";
 export { startServer, type RunningServer, type ServerOptions } from "./server.ts";
 export { StatusWriter, jsonEqual, mergePatchFor } from "./status.ts";
+export { stripManagedFields, type CacheTransform } from "./transform.ts";
 export {
   WorkQueue,
   backoffDelay,

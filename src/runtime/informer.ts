@@ -5,25 +5,48 @@
 // disconnected produce deletes), any other error reconnects with jittered
 // backoff, and a watchdog restarts streams that went silent.
 import { backoffDelay, type BackoffOptions } from "./workqueue.ts";
-import { apiVersionOf, objectKey, type KubeClient, type KubeObject, type ResourceKind } from "./kube.ts";
+import {
+  apiVersionOf,
+  isApiServerUnavailable,
+  objectKey,
+  type KubeClient,
+  type KubeObject,
+  type ResourceKind,
+} from "./kube.ts";
 import { silentLogger, type Logger } from "./log.ts";
 import { pause } from "./pause.ts";
+import { stripManagedFields, type CacheTransform } from "./transform.ts";
 
 export interface InformerHandlers<T> {
   add?(obj: T): void;
   update?(oldObj: T, newObj: T): void;
   delete?(obj: T): void;
+  /**
+   * The API server answers again after lists or watches failed (it restarted, the network
+   * came back): work that failed for want of it can be retried now.
+   */
+  reconnected?(): void;
 }
 
 export interface InformerOptions {
   /** Namespaces to watch; empty or undefined watches all namespaces. */
   namespaces?: string[];
   labelSelector?: string;
+  /** What is kept of each object (default `stripManagedFields`); see transform.ts. */
+  transform?: CacheTransform;
   /** Server-side watch timeout; each watch picks a random value in [t, 2t) like client-go. */
   watchTimeoutSeconds?: number;
-  /** A stream with no event (bookmarks included) for this long is restarted. */
+  /**
+   * A stream with no event (bookmarks included) for this long is restarted (default 90 s). The
+   * API server sends a bookmark about every minute on a healthy watch, so only a half-dead
+   * connection (nothing arrives, nothing closes) stays silent this long; restarting a healthy one
+   * by mistake costs one watch request from the last resourceVersion.
+   */
   watchdogMs?: number;
-  /** Reconnect backoff (defaults: 250 ms doubling up to 30 s, jittered). */
+  /**
+   * Reconnect backoff (defaults: 250 ms doubling up to 30 s, jittered; at most 5 s while the
+   * API server is away rather than refusing).
+   */
   backoff?: BackoffOptions;
   pageSize?: number;
   log?: Logger;
@@ -36,6 +59,24 @@ interface WatchStatus {
 }
 
 class GoneError extends Error {}
+
+/** The server refused the watch with an ERROR event: it answered, so this is no outage. */
+class WatchStatusError extends Error {}
+
+/** Longest reconnect delay while the API server is away (unreachable, or 502-504). */
+const awayRetryMaxMs = 5_000;
+
+/**
+ * The API server is away rather than refusing us: no answer (refused, reset, a stream cut or
+ * gone silent) or 502-504. An answer such as 403 or 404 is no outage and backs off fully.
+ */
+function serverAway(err: unknown): boolean {
+  if (isApiServerUnavailable(err)) return true;
+  if (err instanceof WatchStatusError) return false;
+  // client-node's Watch rejects a non-200 answer with its status code; anything else is transport.
+  const status = (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status !== "number" || (status >= 502 && status <= 504);
+}
 
 /** Counters that tell how the informer kept up (also useful in tests and debugging). */
 export interface InformerStats {
@@ -119,15 +160,33 @@ export class Informer<T extends KubeObject = KubeObject> {
   private async run(scope: string | undefined): Promise<void> {
     let resourceVersion: string | undefined;
     let failures = 0;
+    // Set when a list or watch could not reach the server; cleared (and reported) when it answers.
+    let unreachable = false;
+    const answered = (): void => {
+      if (!unreachable) return;
+      unreachable = false;
+      this.log.info({ namespace: scope }, "API server reachable again");
+      for (const h of this.handlers) h.reconnected?.();
+    };
     while (!this.stopped) {
+      let accepted = false;
       try {
         if (resourceVersion === undefined) {
           resourceVersion = await this.relist(scope);
           this.markSynced(scope);
+          answered();
         }
-        const opened = await this.watchOnce(scope, resourceVersion, (rv) => (resourceVersion = rv));
+        await this.watchOnce(
+          scope,
+          resourceVersion,
+          (rv) => (resourceVersion = rv),
+          () => {
+            accepted = true;
+            answered();
+          },
+        );
         // The server ends watches routinely (timeoutSeconds); resume at once from where we were.
-        if (opened) failures = 0;
+        failures = 0;
       } catch (err) {
         if (this.stopped) break;
         if (err instanceof GoneError) {
@@ -137,14 +196,23 @@ export class Informer<T extends KubeObject = KubeObject> {
           continue;
         }
         this.stats.reconnects++;
+        const away = serverAway(err);
+        if (away) {
+          unreachable = true;
+          // The server took this watch and then the connection broke (a restart, a cut): the
+          // path worked a moment ago, so the reconnect starts from the shortest delay rather
+          // than where an earlier outage left the backoff.
+          if (accepted) failures = 0;
+        }
         // A watch that keeps failing from one resourceVersion (e.g. "too large" after the server
         // restored an older etcd) may never succeed from it: start over with a list.
         if (failures >= 5) resourceVersion = undefined;
-        const delay = backoffDelay(failures++, {
-          baseDelayMs: 250,
-          maxDelayMs: 30_000,
-          ...this.options.backoff,
-        });
+        const backoff = { baseDelayMs: 250, maxDelayMs: 30_000, ...this.options.backoff };
+        // While the server is away, look again every few seconds (a refused connection costs next
+        // to nothing), so the cache, and the work waiting for the server, resume soon after it
+        // is back rather than up to a full backoff later.
+        if (away) backoff.maxDelayMs = Math.min(backoff.maxDelayMs, awayRetryMaxMs);
+        const delay = backoffDelay(failures++, backoff);
         this.log.warn(
           {
             namespace: scope,
@@ -156,6 +224,10 @@ export class Informer<T extends KubeObject = KubeObject> {
         await pause(delay, this.stopController.signal);
       }
     }
+  }
+
+  private trim(obj: T): T {
+    return (this.options.transform ?? stripManagedFields)(obj) as T;
   }
 
   private inScope(obj: T, scope: string | undefined): boolean {
@@ -176,15 +248,17 @@ export class Informer<T extends KubeObject = KubeObject> {
         continue: continueToken,
         signal: this.stopController.signal,
       });
-      items.push(...page.items);
+      // List items carry no apiVersion/kind; fill them in so cached objects are complete. Each page
+      // is trimmed as it arrives, so a relist never holds every whole object at once.
+      for (const item of page.items) {
+        items.push(this.trim({ apiVersion: apiVersionOf(this.kind), kind: this.kind.kind, ...item }));
+      }
       continueToken = page.metadata.continue || undefined;
       resourceVersion = page.metadata.resourceVersion;
     } while (continueToken);
 
     const listed = new Set<string>();
-    for (const item of items) {
-      // List items carry no apiVersion/kind; fill them in so cached objects are complete.
-      const obj = { apiVersion: apiVersionOf(this.kind), kind: this.kind.kind, ...item };
+    for (const obj of items) {
       const key = objectKey(obj);
       listed.add(key);
       this.upsert(key, obj);
@@ -217,20 +291,21 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /**
-   * One watch stream. Resolves when the server ends it (true if any event was
-   * seen), throws GoneError on 410 and any other error when it broke.
+   * One watch stream. `onAccepted` runs when the server has taken the watch (a 200 answer).
+   * Resolves when the server ends it, throws GoneError on 410, WatchStatusError on any other
+   * ERROR event and the transport's error when it broke.
    */
   private watchOnce(
     scope: string | undefined,
     resourceVersion: string,
     setResourceVersion: (rv: string) => void,
-  ): Promise<boolean> {
-    const watchdogMs = this.options.watchdogMs ?? 180_000;
+    onAccepted: () => void,
+  ): Promise<void> {
+    const watchdogMs = this.options.watchdogMs ?? 90_000;
     const timeout = this.options.watchTimeoutSeconds ?? 300;
     this.stats.watches++;
-    return new Promise<boolean>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       let finished = false;
-      let sawEvent = false;
       let stream: AbortController | undefined;
       let watchdog: NodeJS.Timeout | undefined;
       const finish = (err: unknown): void => {
@@ -243,7 +318,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           this.streams.delete(stream);
         }
         if (err) reject(err instanceof Error ? err : new Error("watch failed", { cause: err }));
-        else resolve(sawEvent);
+        else resolve();
       };
       const onStop = (): void => finish(null);
       const kick = (): void => {
@@ -255,19 +330,18 @@ export class Informer<T extends KubeObject = KubeObject> {
       const onEvent = (type: string, raw: unknown): void => {
         if (finished) return;
         kick();
-        sawEvent = true;
         if (type === "ERROR") {
           const status = raw as WatchStatus;
           finish(
             status.code === 410
               ? new GoneError(status.message ?? "gone")
-              : new Error(
+              : new WatchStatusError(
                   `watch error ${status.code ?? "?"} ${status.reason ?? ""}: ${status.message ?? ""}`,
                 ),
           );
           return;
         }
-        const obj = raw as T;
+        const obj = type === "BOOKMARK" ? (raw as T) : this.trim(raw as T);
         const rv = obj.metadata?.resourceVersion;
         if (type === "BOOKMARK") {
           if (rv) setResourceVersion(rv);
@@ -300,8 +374,14 @@ export class Informer<T extends KubeObject = KubeObject> {
         .then(
           (controller) => {
             stream = controller;
-            if (finished) controller.abort();
-            else this.streams.add(controller);
+            if (finished) {
+              controller.abort();
+              return;
+            }
+            // client-node hands the stream back only once the server answered 200 (a refused
+            // or failed request has called `done` already, so `finished` is set).
+            this.streams.add(controller);
+            onAccepted();
           },
           (err: unknown) => finish(err),
         );

@@ -2,8 +2,16 @@
 // JSON (the generated client-node APIs turn timestamps into Date objects and
 // cannot send JSON patches to arbitrary kinds); watches go through client-node's
 // Watch so TLS and credentials are handled in one place.
-import { HttpMethod, RequestContext, Watch, type KubeConfig } from "@kubernetes/client-node";
-import { fetch } from "undici";
+import { createHash } from "node:crypto";
+import type { AgentOptions, RequestOptions as HttpsRequestOptions } from "node:https";
+import {
+  HttpMethod,
+  RequestContext,
+  Watch,
+  type DispatcherOptions,
+  type KubeConfig,
+} from "@kubernetes/client-node";
+import { Agent, ProxyAgent, fetch, type Dispatcher } from "undici";
 
 /** Identifies a resource type on the API server. `namespaced` defaults to true. */
 export interface ResourceKind {
@@ -102,6 +110,45 @@ export class KubeApiError extends Error {
   }
 }
 
+/**
+ * No answer from the API server: the connection was refused or reset, TLS was cut short, or the
+ * request's deadline passed. Nothing is wrong with the request or the object; the API server is
+ * restarting or the path to it is down, so the same request will work once it is back.
+ */
+export class KubeUnreachableError extends Error {
+  readonly retryable = true;
+  /** Read by `isApiServerUnavailable` (errors are classified by shape, like the platform's). */
+  readonly apiServerUnavailable = true;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "KubeUnreachableError";
+  }
+}
+
+/**
+ * True when `err` (or an error in its `cause` chain) says the API server could not serve a
+ * request for now: no answer at all, or 502/503/504 (it answers 503 while it starts and while it
+ * shuts down). Such failures say nothing about the object, so the runtime retries them on a short
+ * leash instead of letting them grow the object's own backoff.
+ */
+export function isApiServerUnavailable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 8 && typeof e === "object" && e !== null; depth++) {
+    if ((e as { apiServerUnavailable?: unknown }).apiServerUnavailable === true) return true;
+    if (e instanceof KubeApiError && e.statusCode >= 502 && e.statusCode <= 504) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** What the transport said, e.g. "connect ECONNREFUSED 127.0.0.1:6443" rather than undici's "fetch failed". */
+function transportDetail(err: unknown): string {
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  const inner = cause instanceof Error ? cause.message : undefined;
+  const outer = err instanceof Error ? err.message : String(err);
+  return inner ? `${outer}: ${inner}` : outer;
+}
+
 export function isNotFound(err: unknown): boolean {
   return err instanceof KubeApiError && err.statusCode === 404;
 }
@@ -127,14 +174,74 @@ export interface ListOptions {
 
 export type WatchCallback = (type: string, object: unknown) => void;
 
+/** The undici dispatcher client-node would build for these options (socks excepted). */
+function dispatcherFor(tls: Exclude<DispatcherOptions, { type: "socks" }>): Dispatcher | undefined {
+  switch (tls.type) {
+    case "agent":
+      return new Agent({ connect: tls.connect });
+    case "proxy":
+      return new ProxyAgent({ uri: tls.uri, requestTls: tls.requestTls, connect: tls.connect });
+    case "none":
+      return undefined;
+  }
+}
+
 export class KubeClient {
   readonly kubeConfig: KubeConfig;
   /** Deadline of a single non-watch request. */
   readonly requestTimeoutMs: number;
+  /** The connection pool of the current TLS material (see `authenticate`). */
+  private pool: { fingerprint: string; dispatcher: Dispatcher | undefined } | undefined;
 
   constructor(kubeConfig: KubeConfig, options: { requestTimeoutMs?: number } = {}) {
     this.kubeConfig = kubeConfig;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
+
+  /**
+   * Credentials and connection pool for one request. client-node's `applySecurityAuthentication`
+   * builds a new undici Agent on every call, so each request opened a TLS connection of its own:
+   * a handshake per request, and native memory that the allocator seldom gives back (after
+   * adopting 2,000 resources: 632 MB resident, against 379 MB with one pool). The same
+   * credentials come from its public `applyToHTTPSOptions` (auth plugins, token files and CA
+   * read afresh each time, as before); the connections are pooled in one Agent for as long as
+   * the TLS material stays the same.
+   */
+  private async authenticate(
+    url: URL,
+    method: HttpMethod,
+  ): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher | undefined }> {
+    const opts: HttpsRequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    // As applySecurityAuthentication: basic auth first, the auth plugins' headers over it.
+    const headers: Record<string, string> = {};
+    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString("base64")}`;
+    for (const [name, value] of Object.entries(opts.headers ?? {})) {
+      if (value !== undefined) headers[name] = String(value);
+    }
+    const agentOptions: AgentOptions = {
+      ca: opts.ca,
+      cert: opts.cert,
+      key: opts.key,
+      pfx: opts.pfx,
+      passphrase: opts.passphrase,
+      ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+      ...(opts.servername !== undefined ? { servername: opts.servername } : {}),
+    };
+    const tls = this.kubeConfig.createDispatcherOptions(this.kubeConfig.getCurrentCluster(), agentOptions);
+    if (tls.type === "socks") {
+      // Its connector is internal to client-node: keep client-node's own (per request) dispatcher.
+      const ctx = new RequestContext(url.toString(), method);
+      await this.kubeConfig.applySecurityAuthentication(ctx);
+      return { headers, dispatcher: ctx.getDispatcher() };
+    }
+    // Hashed, so no key material is kept in a second place.
+    const fingerprint = createHash("sha256").update(JSON.stringify(tls)).digest("hex");
+    if (this.pool?.fingerprint !== fingerprint) {
+      // A replaced pool (a rotated certificate or CA) is left to close its idle connections itself.
+      this.pool = { fingerprint, dispatcher: dispatcherFor(tls) };
+    }
+    return { headers, dispatcher: this.pool.dispatcher };
   }
 
   private server(): string {
@@ -147,19 +254,29 @@ export class KubeClient {
     const url = new URL(this.server() + path);
     for (const [k, v] of Object.entries(options.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
-    const ctx = new RequestContext(url.toString(), method);
-    await this.kubeConfig.applySecurityAuthentication(ctx);
-    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: "application/json" };
+    const auth = await this.authenticate(url, method);
+    const headers: Record<string, string> = { ...auth.headers, accept: "application/json" };
     if (options.body !== undefined) headers["content-type"] = options.contentType ?? ContentType.Json;
     const timeout = AbortSignal.timeout(this.requestTimeoutMs);
-    const response = await fetch(url, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      dispatcher: ctx.getDispatcher(),
-      signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
-    });
-    const text = await response.text();
+    let response: Awaited<ReturnType<typeof fetch>>;
+    let text: string;
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        dispatcher: auth.dispatcher,
+        signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
+      });
+      text = await response.text();
+    } catch (err) {
+      // The caller's own abort is not an outage; everything else here is the path to the server.
+      if (options.signal?.aborted) throw err;
+      throw new KubeUnreachableError(
+        `${method} ${path}: no answer from the API server (${transportDetail(err)})`,
+        { cause: err },
+      );
+    }
     if (!response.ok) {
       let reason = response.statusText;
       let message = "";

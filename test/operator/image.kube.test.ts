@@ -2,12 +2,13 @@
 // build dist/, install production dependencies only, start the entrypoint as
 // the image does, and see it answer /healthz and stop cleanly on SIGTERM.
 import { execFile, spawn } from "node:child_process";
-import { cp, mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { imageNodeFlags } from "../../scripts/bench/operator-build.ts";
 import { startEmulator, type Emulator } from "../../src/emulator/index.ts";
 import { eventually } from "../support/kube.ts";
 
@@ -57,10 +58,11 @@ describe("the container image's steps", () => {
     expect(Object.keys(installed.dependencies ?? {})).toContain("@kubernetes/client-node");
     expect(Object.keys(installed.dependencies ?? {})).not.toContain("vitest");
 
-    // Start: the entrypoint with its configuration from the environment, as in deploy/.
+    // Start: the entrypoint (with its Node flags) and its configuration from the environment, as in deploy/.
+    const nodeFlags = imageNodeFlags(await readFile(join(repoRoot, "Dockerfile"), "utf8"));
     emulator = await startEmulator({ rateLimits: false });
     const port = await freePort();
-    const child = spawn(process.execPath, ["dist/cli.js", "run"], {
+    const child = spawn(process.execPath, [...nodeFlags, "dist/cli.js", "run"], {
       cwd: app,
       env: {
         PATH: process.env.PATH,

@@ -5,6 +5,8 @@ import { createServer, connect, type Socket } from "node:net";
 export interface TcpProxy {
   /** The proxy's URL for an https target, e.g. https://127.0.0.1:PORT. */
   url: string;
+  /** Connections the proxy has accepted so far. */
+  readonly connections: number;
   /** Destroys every open connection and refuses new ones until `restore`. */
   cut(): void;
   /** Stops forwarding on open connections without closing them: a half-dead network path. New connections work. */
@@ -17,7 +19,9 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   const pairs: [Socket, Socket][] = [];
   let down = false;
+  let connections = 0;
   const server = createServer((client) => {
+    connections++;
     if (down) {
       client.destroy();
       return;
@@ -46,6 +50,9 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   };
   return {
     url: `${target.protocol}//127.0.0.1:${address.port}`,
+    get connections() {
+      return connections;
+    },
     cut,
     freeze() {
       for (const [client, upstream] of pairs.splice(0)) {
