@@ -458,7 +458,6 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     await publishConnection(ctx.client, obj, name, connectionData(spec.projectId, status), existing);
   }
 
-  /** Drift is looked for by the runtime's resync; an annotation may ask for a different interval. */
   /**
    * How old a project's endpoint list may be for looking at drift: one resync period, or the
    * resource's own observe interval. Changes this operator makes are recorded in the list as
@@ -471,6 +470,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     return ms !== undefined ? Math.min(ms, resync) : resync;
   }
 
+  /** Drift is looked for by the runtime's resync; an annotation may ask for a different interval. */
   private observeAgain(obj: ComputeEndpointObject): Action {
     const ms = observeInterval(obj);
     return ms !== undefined ? Action.requeueAfter(ms) : Action.done();

@@ -6,9 +6,10 @@
  * Calls to `refresh` within `batchWindowMs` of each other share one pass, and a pass serves
  * later calls for what it saw until the caller's next poll tick (wall-clock multiples of its poll
  * interval): the resources of a project that wake on the same tick are reconciled one after
- * another, not within one batch window. While the account's budget is busy with changes (`busy`), a project is listed at most
- * once per `busyFactor` poll intervals: its running operations are then reported as last seen,
- * so polling takes little of the budget the changes are waiting for.
+ * another, not within one batch window. While the account's budget is busy with changes
+ * (`busy`), a project is listed at most once per `busyFactor` poll intervals: its running
+ * operations are then reported as last seen, so polling takes little of the budget the changes
+ * are waiting for.
  */
 import { setTimeout } from "node:timers/promises";
 import type { Operation } from "./schemas.ts";

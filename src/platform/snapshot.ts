@@ -46,10 +46,7 @@ export class EndpointSnapshot {
     const fresh: Entry = { startedAt: now, endpoints: this.list(projectId) };
     this.entries.set(projectId, fresh);
     fresh.endpoints.then(
-      (endpoints) => {
-        fresh.resolved = [...endpoints];
-        fresh.endpoints = Promise.resolve(fresh.resolved);
-      },
+      (endpoints) => store(fresh, [...endpoints]),
       // A failure is shared with those already waiting, but not cached for later readers.
       () => {
         if (this.entries.get(projectId) === fresh) this.entries.delete(projectId);
@@ -64,8 +61,7 @@ export class EndpointSnapshot {
     // A list still in flight may or may not include the change: let the next reader list again.
     if (!entry?.resolved) return this.invalidate(projectId);
     const others = entry.resolved.filter((e) => e.id !== endpoint.id);
-    entry.resolved = removed ? others : [...others, endpoint];
-    entry.endpoints = Promise.resolve(entry.resolved);
+    store(entry, removed ? others : [...others, endpoint]);
   }
 
   /**
@@ -78,15 +74,22 @@ export class EndpointSnapshot {
   settle(projectId: string, endpointId: string): void {
     const entry = this.entries.get(projectId);
     const endpoint = entry?.resolved?.find((e) => e.id === endpointId);
-    if (!entry?.resolved || !endpoint) return this.invalidate(projectId);
-    if (endpoint.pendingState === undefined) return this.invalidate(projectId);
+    if (!entry?.resolved || endpoint?.pendingState === undefined) return this.invalidate(projectId);
     const settled: Endpoint = { ...endpoint, currentState: endpoint.pendingState, pendingState: undefined };
-    entry.resolved = entry.resolved.map((e) => (e.id === endpointId ? settled : e));
-    entry.endpoints = Promise.resolve(entry.resolved);
+    store(
+      entry,
+      entry.resolved.map((e) => (e.id === endpointId ? settled : e)),
+    );
   }
 
   /** Forgets the project's snapshot: the next reader sends a new list request. */
   invalidate(projectId: string): void {
     this.entries.delete(projectId);
   }
+}
+
+/** Makes `endpoints` the entry's answer, for readers now and later. */
+function store(entry: Entry, endpoints: Endpoint[]): void {
+  entry.resolved = endpoints;
+  entry.endpoints = Promise.resolve(endpoints);
 }
