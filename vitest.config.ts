@@ -10,7 +10,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+          include: ["src/**/*.test.ts", "tools/**/*.test.ts", "test/**/*.test.ts"],
           exclude: ["**/*.kube.test.ts", "**/*.slow.test.ts", "node_modules/**"],
           testTimeout: 30_000,
         },
@@ -18,7 +18,7 @@ export default defineConfig({
       {
         test: {
           name: "cluster",
-          include: ["src/**/*.kube.test.ts", "test/**/*.kube.test.ts"],
+          include: ["src/**/*.kube.test.ts", "tools/**/*.kube.test.ts", "test/**/*.kube.test.ts"],
           exclude: ["**/*.slow.test.ts", "node_modules/**"],
           globalSetup: ["test/support/global-setup.ts"],
           testTimeout: 120_000,

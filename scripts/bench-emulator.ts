@@ -20,7 +20,7 @@ const child = spawn(
   process.execPath,
   [
     "--expose-gc",
-    join(repo, "src/emulator/main.ts"),
+    join(repo, "tools/emulator/main.ts"),
     "--port",
     "0",
     "--no-rate-limits",

@@ -4,7 +4,7 @@
  *   npm exec -- node scripts/bench-platform-client.ts [requests] [perMinute] [perRoutePerSecond]
  */
 import { RateBudget } from "../src/platform/budget.ts";
-import { startPlatform } from "../src/platform/testing/platform.ts";
+import { startPlatform } from "../test/support/platform/platform.ts";
 
 const [requests = 2_000, perMinute = 12_000, perRoutePerSecond = 120] = process.argv.slice(2).map(Number);
 const platform = await startPlatform({

@@ -1,6 +1,6 @@
 // `npm run controlplane`: a local Kubernetes control plane for poking at by
 // hand. Prints the kubeconfig path and the server version; Ctrl-C stops it.
-import { startControlPlane } from "../src/sandbox/controlplane.ts";
+import { startControlPlane } from "../tools/sandbox/controlplane.ts";
 
 const controlPlane = await startControlPlane();
 process.stdout.write(

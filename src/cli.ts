@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// neon-cloud-operator: one command line for the operator, the platform
-// emulator, the local sandbox, and the CRDs.
+// neon-cloud-operator: the operator's command line (run it, print its CRDs).
+// The platform emulator and the local sandbox are development tools in the
+// repository (tools/), not part of the package or the image.
 import { renderAllCrds } from "./api/index.ts";
-import { runEmulatorCommand } from "./emulator/index.ts";
 import { ConfigError, configHelp, loadConfig } from "./runtime/index.ts";
 import { createLogger } from "./runtime/log.ts";
 
@@ -10,9 +10,10 @@ const usage = `Usage: neon-cloud-operator <command> [options]
 
 Commands:
   run        run the operator (in a cluster, or against $KUBECONFIG)
-  emulator   run the platform emulator (the platform API on loopback)
-  dev        run the local sandbox: Kubernetes API server + emulator + operator
   crds       print the CustomResourceDefinitions (kubectl apply -f -)
+
+The platform emulator and the local sandbox are development tools: from a
+checkout of the repository, run "npm run emulator" or "npm run dev".
 
 Run "neon-cloud-operator <command> --help" for a command's options.
 `;
@@ -71,20 +72,18 @@ function crds(argv: string[]): number {
   return 0;
 }
 
-async function dev(argv: string[]): Promise<number> {
-  const { runSandboxCommand } = await import("./sandbox/sandbox.ts");
-  return runSandboxCommand(argv);
-}
-
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case "run":
       return run(rest);
     case "emulator":
-      return runEmulatorCommand(rest);
     case "dev":
-      return dev(rest);
+      process.stderr.write(
+        `neon-cloud-operator: "${command}" is a development tool and is not part of the package; ` +
+          `from a checkout of the repository run "npm run ${command}"\n`,
+      );
+      return 2;
     case "crds":
       return crds(rest);
     case undefined:

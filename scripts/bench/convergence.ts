@@ -2,7 +2,7 @@
 // operator as a process with the given polling flags, N ComputeEndpoints applied
 // at once; measured until all are Ready (or the time cap).
 import { join } from "node:path";
-import { startEmulator } from "../../src/emulator/index.ts";
+import { startEmulator } from "../../tools/emulator/index.ts";
 import type { Lab } from "./lab.ts";
 import { counterByLabel, counterTotal, operatorInNamespace } from "./operator-process.ts";
 import { percentile, sum } from "./stats.ts";

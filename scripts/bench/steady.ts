@@ -7,7 +7,7 @@
 // its PATCH on the platform are measured.
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startEmulator, type Emulator } from "../../src/emulator/index.ts";
+import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import type { Lab } from "./lab.ts";
 import { counterTotal, operatorInNamespace } from "./operator-process.ts";
 import { sum } from "./stats.ts";

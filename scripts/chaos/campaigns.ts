@@ -2,7 +2,7 @@
 // flows at a seeded pace while its faults strike, then stops the faults, waits
 // (bounded) for everything to converge and checks the invariants.
 import { leaseKind, type KubeClient, type KubeObject } from "../../src/runtime/index.ts";
-import type { FaultsConfig } from "../../src/emulator/faults.ts";
+import type { FaultsConfig } from "../../tools/emulator/faults.ts";
 import type { Cluster } from "./cluster.ts";
 import { checkEndpoints, checkKeys, converge, type InvariantResult } from "./invariants.ts";
 import type { OperatorProcess, Operators } from "./operators.ts";

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubeClient } from "../../src/runtime/index.ts";
-import { startTcpProxy, type TcpProxy } from "../../src/runtime/testing/tcp-proxy.ts";
-import { buildControlPlane, type ControlPlaneBinaries } from "../../src/sandbox/controlplane.ts";
+import { startTcpProxy, type TcpProxy } from "../../test/support/runtime/tcp-proxy.ts";
+import { buildControlPlane, type ControlPlaneBinaries } from "../../tools/sandbox/controlplane.ts";
 
 export interface Cluster {
   binaries: ControlPlaneBinaries;

@@ -2,9 +2,9 @@
 // every operator), its fault switch, and the reads the invariants need, made
 // with the bootstrap key over the real HTTP API.
 import { readFile } from "node:fs/promises";
-import { startEmulator, type Emulator } from "../../src/emulator/index.ts";
-import type { FaultsConfig } from "../../src/emulator/faults.ts";
-import type { RequestLogEntry } from "../../src/emulator/request-log.ts";
+import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
+import type { FaultsConfig } from "../../tools/emulator/faults.ts";
+import type { RequestLogEntry } from "../../tools/emulator/request-log.ts";
 import type { Random } from "./random.ts";
 
 export interface PlatformEndpoint {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PlatformClient } from "./client.ts";
 import { OperationsTracker, waitForOperations } from "./operations.ts";
 import type { Operation } from "./schemas.ts";
-import { startPlatform, type TestPlatform } from "./testing/platform.ts";
+import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
 const LIST_ENDPOINTS = "GET /projects/:project_id/endpoints";
 const LIST_OPERATIONS = "GET /projects/:project_id/operations";

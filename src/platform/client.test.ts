@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlatformClient } from "./client.ts";
 import { BadRequestError, NotFoundError, ResponseValidationError, UnprocessableError } from "./errors.ts";
 import type { Operation } from "./schemas.ts";
-import { generousBudget, startPlatform, type TestPlatform } from "./testing/platform.ts";
-import { startScriptedServer } from "./testing/scripted-server.ts";
+import { generousBudget, startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
+import { startScriptedServer } from "../../test/support/platform/scripted-server.ts";
 
 describe("the platform client speaks every route the operator needs", () => {
   let platform: TestPlatform;

@@ -3,7 +3,7 @@
 // must still work, by reading what the list does not show by id.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PlatformClient } from "./client.ts";
-import { startPlatform, type TestPlatform } from "./testing/platform.ts";
+import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
 const LIST_OPERATIONS = "GET /projects/:project_id/operations";
 const GET_OPERATION = "GET /projects/:project_id/operations/:operation_id";

@@ -11,8 +11,13 @@ import {
 } from "./errors.ts";
 import { isSettled } from "./operations.ts";
 import type { Operation } from "./schemas.ts";
-import { fastRetry, generousBudget, startPlatform, type TestPlatform } from "./testing/platform.ts";
-import { startScriptedServer } from "./testing/scripted-server.ts";
+import {
+  fastRetry,
+  generousBudget,
+  startPlatform,
+  type TestPlatform,
+} from "../../test/support/platform/platform.ts";
+import { startScriptedServer } from "../../test/support/platform/scripted-server.ts";
 
 const LIST = "GET /projects/:project_id/endpoints";
 const CREATE = "POST /projects/:project_id/endpoints";

@@ -1,10 +1,10 @@
 // A resource looks first when its change's operations usually finish. A pass earlier in the same
 // poll tick that saw them running must not answer that look: it would cost a whole poll interval.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createManualClock } from "../emulator/clock.ts";
+import { createManualClock } from "../../tools/emulator/clock.ts";
 import type { PlatformClient } from "./client.ts";
 import { OperationsTracker } from "./operations.ts";
-import { startPlatform, type TestPlatform } from "./testing/platform.ts";
+import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
 const LIST_OPERATIONS = "GET /projects/:project_id/operations";
 

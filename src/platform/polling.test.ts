@@ -2,7 +2,7 @@
 // platform's existing clients poll: it must really cost one GET per pending operation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Operation } from "./schemas.ts";
-import { startPlatform, type TestPlatform } from "./testing/platform.ts";
+import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
 const LIST_OPERATIONS = "GET /projects/:project_id/operations";
 const GET_OPERATION = "GET /projects/:project_id/operations/:operation_id";

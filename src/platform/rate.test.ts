@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { RateBudget } from "./budget.ts";
 import type { PlatformMetrics } from "./metrics.ts";
-import { generousBudget, startPlatform, type TestPlatform } from "./testing/platform.ts";
+import { generousBudget, startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
 // The platform's limits scaled up 17x (700/min -> 12,000/min) so 2,000 requests take seconds, not minutes.
 const limits = { perMinute: 12_000, perRoutePerSecond: 120 };

@@ -12,8 +12,8 @@ import {
   waitFor,
   widgetKind,
   type Widget,
-} from "./testing/cluster.ts";
-import { startTcpProxy } from "./testing/tcp-proxy.ts";
+} from "../../test/support/runtime/cluster.ts";
+import { startTcpProxy } from "../../test/support/runtime/tcp-proxy.ts";
 
 const widgets = widgetKind();
 const configMaps: ResourceKind = { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap" };

@@ -9,8 +9,8 @@ import {
   waitFor,
   widgetKind,
   type Widget,
-} from "./testing/cluster.ts";
-import { startTcpProxy, type TcpProxy } from "./testing/tcp-proxy.ts";
+} from "../../test/support/runtime/cluster.ts";
+import { startTcpProxy, type TcpProxy } from "../../test/support/runtime/tcp-proxy.ts";
 
 const widgets = widgetKind();
 const fast = { backoff: { baseDelayMs: 20, maxDelayMs: 500 } };

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KubeClient } from "./kube.ts";
-import { createNamespace, installCrd, loadKubeConfig, widgetKind, type Widget } from "./testing/cluster.ts";
-import { startTcpProxy, type TcpProxy } from "./testing/tcp-proxy.ts";
+import {
+  createNamespace,
+  installCrd,
+  loadKubeConfig,
+  widgetKind,
+  type Widget,
+} from "../../test/support/runtime/cluster.ts";
+import { startTcpProxy, type TcpProxy } from "../../test/support/runtime/tcp-proxy.ts";
 
 const widgets = widgetKind();
 

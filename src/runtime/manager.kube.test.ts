@@ -11,8 +11,8 @@ import {
   waitFor,
   widgetKind,
   type Widget,
-} from "./testing/cluster.ts";
-import { startTcpProxy, type TcpProxy } from "./testing/tcp-proxy.ts";
+} from "../../test/support/runtime/cluster.ts";
+import { startTcpProxy, type TcpProxy } from "../../test/support/runtime/tcp-proxy.ts";
 
 const widgets = widgetKind();
 const election = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 };

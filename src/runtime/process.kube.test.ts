@@ -13,7 +13,7 @@ import {
   waitFor,
   widgetKind,
   type Widget,
-} from "./testing/cluster.ts";
+} from "../../test/support/runtime/cluster.ts";
 
 const widgets = widgetKind();
 const script = join(import.meta.dirname, "testing", "replica.ts");

@@ -8,7 +8,7 @@ import {
   waitFor,
   widgetKind,
   type Widget,
-} from "./testing/cluster.ts";
+} from "../../test/support/runtime/cluster.ts";
 
 const widgets = widgetKind();
 

@@ -20,7 +20,7 @@ import {
   generousBudget,
   startPlatform,
   type TestPlatform,
-} from "../../src/platform/testing/platform.ts";
+} from "../../test/support/platform/platform.ts";
 import {
   ContentType,
   type Controller,

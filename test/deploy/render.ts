@@ -6,7 +6,7 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parseAllDocuments } from "yaml";
-import { buildControlPlane } from "../../src/sandbox/controlplane.ts";
+import { buildControlPlane } from "../../tools/sandbox/controlplane.ts";
 import { buildHelm } from "../support/helm.ts";
 
 const exec = promisify(execFile);

@@ -1,7 +1,7 @@
 // Starting an emulator for a test and talking to it over real HTTP.
 import { afterEach } from "vitest";
-import { createManualClock, type ManualClock } from "../../src/emulator/clock.ts";
-import { startEmulator, type Emulator, type EmulatorOptions } from "../../src/emulator/emulator.ts";
+import { createManualClock, type ManualClock } from "../../tools/emulator/clock.ts";
+import { startEmulator, type Emulator, type EmulatorOptions } from "../../tools/emulator/emulator.ts";
 
 export interface Harness {
   emulator: Emulator;

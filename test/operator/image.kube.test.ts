@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { imageNodeFlags } from "../../scripts/bench/operator-build.ts";
-import { startEmulator, type Emulator } from "../../src/emulator/index.ts";
+import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { eventually } from "../support/kube.ts";
 
 const exec = promisify(execFile);

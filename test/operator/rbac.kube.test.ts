@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startEmulator, type Emulator } from "../../src/emulator/index.ts";
+import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
 import { loadConfig } from "../../src/runtime/index.ts";

@@ -6,7 +6,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
-import { startControlPlane, type ControlPlane } from "../../src/sandbox/controlplane.ts";
+import { startControlPlane, type ControlPlane } from "../../tools/sandbox/controlplane.ts";
 
 const exec = promisify(execFile);
 const repoRoot = resolve(import.meta.dirname, "..", "..");

@@ -11,7 +11,7 @@ import {
   requirement,
   stderrLog,
   type Log,
-} from "../../src/sandbox/go-build.ts";
+} from "../../tools/sandbox/go-build.ts";
 
 export const helmModuleDir = resolve(import.meta.dirname, "..", "tools", "helm");
 

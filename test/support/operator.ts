@@ -6,7 +6,7 @@ import { pino, type Logger } from "pino";
 import { inject } from "vitest";
 import { PlatformAccess } from "../../src/controllers/credentials.ts";
 import type { KindControllerOptions } from "../../src/controllers/options.ts";
-import { startEmulator, type Emulator, type EmulatorOptions } from "../../src/emulator/index.ts";
+import { startEmulator, type Emulator, type EmulatorOptions } from "../../tools/emulator/index.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
 import { EventRecorder, KubeClient, type Controller, type KubeObject } from "../../src/runtime/index.ts";
 import { adminKubeConfig, createNamespace, kubectl } from "./kube.ts";

@@ -1,10 +1,10 @@
-// `neon-cloud-operator emulator`: serves the emulator until interrupted,
+// `npm run emulator`: serves the emulator until interrupted,
 // after printing one JSON line with its base URL and bootstrap key.
 import { parseArgs } from "node:util";
 import { startEmulator, type EmulatorOptions } from "./emulator.ts";
 import { loadSeedFile } from "./seed.ts";
 
-export const emulatorUsage = `Usage: neon-cloud-operator emulator [options]
+export const emulatorUsage = `Usage: npm run emulator -- [options]
 
 Serves a local copy of the platform API. Prints one JSON line
 {"url", "admin_url", "api_key"} once it listens; Ctrl-C stops it.
@@ -102,7 +102,7 @@ export async function runEmulatorCommand(argv: string[]): Promise<number> {
     options = await parseEmulatorArgs(argv);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`neon-cloud-operator emulator: ${err.message}\n\n${emulatorUsage}`);
+    process.stderr.write(`emulator: ${err.message}\n\n${emulatorUsage}`);
     return 2;
   }
   if (options === "help") {

@@ -10,9 +10,9 @@ import {
   type Emulator,
   type EmulatorOptions,
   type faultsSchema,
-} from "../../emulator/index.ts";
-import { RateBudget } from "../budget.ts";
-import { PlatformClient, type PlatformClientOptions } from "../client.ts";
+} from "../../../tools/emulator/index.ts";
+import { RateBudget } from "../../../src/platform/budget.ts";
+import { PlatformClient, type PlatformClientOptions } from "../../../src/platform/client.ts";
 
 export interface Counters {
   total: number;

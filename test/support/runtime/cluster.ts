@@ -1,7 +1,7 @@
 // Helpers for the runtime's tests on the real API server: a client from the
 // test kubeconfig (optionally through a proxy) and a throwaway Widget CRD.
 import { KubeConfig } from "@kubernetes/client-node";
-import type { KubeClient, KubeObject, ResourceKind } from "../kube.ts";
+import type { KubeClient, KubeObject, ResourceKind } from "../../../src/runtime/kube.ts";
 
 export function loadKubeConfig(path: string, serverOverride?: string): KubeConfig {
   const kc = new KubeConfig();

@@ -1,4 +1,4 @@
-// `neon-cloud-operator dev` / `npm run dev`: everything on this machine in one
+// `npm run dev`: everything on this machine in one
 // command. A real local Kubernetes API server, the platform emulator with a
 // demo account, and the operator; samples/ applied; Ctrl-C stops it all.
 import { execFile } from "node:child_process";
@@ -9,16 +9,16 @@ import { join, resolve } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
-import { loadSeedFile, startEmulator } from "../emulator/index.ts";
-import { startOperator } from "../operator.ts";
-import { loadConfig } from "../runtime/index.ts";
+import { loadSeedFile, startEmulator } from "../../tools/emulator/index.ts";
+import { startOperator } from "../../src/operator.ts";
+import { loadConfig } from "../../src/runtime/index.ts";
 import { startControlPlane } from "./controlplane.ts";
 
 const exec = promisify(execFile);
 const repoRoot = resolve(import.meta.dirname, "..", "..");
 const operatorNamespace = "neon-cloud-operator";
 
-export const sandboxUsage = `Usage: neon-cloud-operator dev [options]
+export const sandboxUsage = `Usage: npm run dev -- [options]
 
 Starts a local sandbox: a Kubernetes API server (built from source with Go on
 first use), the platform emulator with a demo account, and the operator; then
@@ -44,7 +44,7 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
       strict: true,
     }));
   } catch (err) {
-    process.stderr.write(`neon-cloud-operator dev: ${(err as Error).message}\n\n${sandboxUsage}`);
+    process.stderr.write(`dev: ${(err as Error).message}\n\n${sandboxUsage}`);
     return 2;
   }
   if (values.help) {
@@ -53,7 +53,7 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
   }
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`neon-cloud-operator dev: --port must be a port number, got "${values.port}"\n`);
+    process.stderr.write(`dev: --port must be a port number, got "${values.port}"\n`);
     return 2;
   }
 
@@ -81,7 +81,7 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
     say("sandbox: starting the platform emulator with a demo account...");
     const emulator = await startEmulator({
       port,
-      seed: await loadSeedFile(join(repoRoot, "src", "emulator", "seeds", "demo.yaml")),
+      seed: await loadSeedFile(join(repoRoot, "tools", "emulator", "seeds", "demo.yaml")),
     });
     stops.push(() => emulator.close());
 

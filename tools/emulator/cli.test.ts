@@ -44,6 +44,6 @@ describe("emulator command", () => {
     const [code] = (await once(child, "exit")) as [number];
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
-    expect(stderr).toContain("Usage: neon-cloud-operator emulator");
+    expect(stderr).toContain("Usage: npm run emulator");
   });
 });

@@ -2,9 +2,9 @@
 // SIGTERM. It reconciles Widgets in one namespace (sleeping spec.size ms) and
 // prints one JSON line per happening on stdout.
 //   node replica.ts KUBECONFIG NAMESPACE IDENTITY
-import { Action } from "../action.ts";
-import { KubeClient } from "../kube.ts";
-import { Manager } from "../manager.ts";
+import { Action } from "../../../src/runtime/action.ts";
+import { KubeClient } from "../../../src/runtime/kube.ts";
+import { Manager } from "../../../src/runtime/manager.ts";
 import { loadKubeConfig, replicaElection, widgetKind, type Widget } from "./cluster.ts";
 
 const [kubeconfig, namespace, identity] = process.argv.slice(2);
