@@ -3,7 +3,8 @@
 // The platform emulator and the local sandbox are development tools in the
 // repository (tools/), not part of the package or the image.
 import { renderAllCrds } from "./api/index.ts";
-import { ConfigError, configHelp, loadConfig } from "./runtime/index.ts";
+import { configHelp, loadConfig } from "./config.ts";
+import { ConfigError } from "./runtime/index.ts";
 import { createLogger } from "./runtime/log.ts";
 
 const usage = `Usage: neon-cloud-operator <command> [options]

@@ -1,17 +1,12 @@
 // The operator process: one Manager (leader election, metrics and probes,
 // graceful shutdown) running the controllers of every kind. Only wiring here.
 import { KubeConfig } from "@kubernetes/client-node";
+import type { OperatorConfig } from "./config.ts";
 import { apiKeyController } from "./controllers/apikey.ts";
 import { computeEndpointController } from "./controllers/computeendpoint.ts";
 import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
-import {
-  KubeClient,
-  Manager,
-  managerOptionsFromConfig,
-  type Logger,
-  type OperatorConfig,
-} from "./runtime/index.ts";
+import { KubeClient, Manager, managerOptionsFromConfig, type Logger } from "./runtime/index.ts";
 
 export interface RunningOperator {
   manager: Manager;

@@ -7,3 +7,5 @@ export const apiVersion = `${group}/${version}`;
 export const restartedAtAnnotation = `${group}/restartedAt`;
 /** Annotation that overrides the periodic drift-observation interval of one resource (a duration). */
 export const observeIntervalAnnotation = `${group}/observeInterval`;
+/** The field manager of every object the operator writes with server-side apply. */
+export const fieldManager = "neon-cloud-operator";

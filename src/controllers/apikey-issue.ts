@@ -12,76 +12,65 @@
 // that name but the Secret does not → its value is lost: revoke it, pick a new
 // name, go again; neither → create.
 import type { ApiKey } from "../platform/index.ts";
-import { type Pass, pendingKeyName } from "./apikey-pass.ts";
+import { type KeyPass, pendingKeyName } from "./apikey-pass.ts";
 import { keyFingerprint, storedKey, writeKeySecret } from "./apikey-secret.ts";
 import { secretKind, type Secret } from "./credentials.ts";
 
 /**
- * Makes a new key current and stores it. `purpose` names the crash points
- * (`create:before-create`, `rotate:after-secret-write`, ...). With a current
- * key already (rotation), it becomes the previous key for the grace period.
+ * Makes a new key current and stores it. With a current key already
+ * (rotation), it becomes the previous key for the grace period.
  */
-export async function issueKey(pass: Pass, purpose: "create" | "rotate" | "resume"): Promise<void> {
+export async function issueKey(pass: KeyPass): Promise<void> {
   for (;;) {
     const pending = pass.status.pendingKeyName;
     if (!pending) {
-      pass.crash(`${purpose}:before-pending`);
       await pass.save({ pendingKeyName: pendingKeyName(pass.keyName) });
       continue;
     }
-    const keys = await pass.keys.fresh(pass.client);
-    const secret = await pass.ctx.client.get<Secret>(secretKind, pass.namespace, pass.secretName);
+    const keys = await pass.keys.fresh(pass.pass.client);
+    const secret = await pass.pass.kube.get<Secret>(secretKind, pass.namespace, pass.secretName);
     const stored = storedKey(secret);
     const inSecret = keys.find((k) => k.id === stored?.keyId && k.name === pending);
     if (inSecret && stored?.fingerprint) {
       // The last pass stopped after writing the Secret: the key is safe there.
-      await complete(pass, inSecret, stored.fingerprint, purpose);
+      await complete(pass, inSecret, stored.fingerprint);
       return;
     }
     const lost = keys.filter((k) => k.name === pending);
     if (lost.length > 0) {
       // Created, but its value never reached the Secret (crash or lost response).
       for (const key of lost) {
-        pass.crash(`${purpose}:before-orphan-revoke`);
         await pass.revoke(key.id, "its value was lost before it reached the Secret");
-        pass.ctx.events.warning(
+        pass.pass.events.warning(
           "OrphanKeyRevoked",
           "Revoke",
           `key ${key.name} (id ${key.id}) was created but its value was lost before it reached Secret ${pass.secretName}; revoked it`,
         );
       }
-      pass.crash(`${purpose}:after-orphan-revoke`);
       await pass.save({ pendingKeyName: pendingKeyName(pass.keyName) });
       continue;
     }
-    pass.crash(`${purpose}:before-create`);
-    const created = await pass.client.createApiKey(pending);
-    pass.crash(`${purpose}:after-create`);
-    await writeKeySecret(pass.ctx.client, pass.obj, pass.secretName, { id: created.id, value: created.key });
-    pass.crash(`${purpose}:after-secret-write`);
+    const created = await pass.pass.client.createApiKey(pending, { signal: pass.pass.signal });
+    await writeKeySecret(pass.pass.kube, pass.obj, pass.secretName, { id: created.id, value: created.key });
     await complete(
       pass,
       { id: created.id, name: pending, createdAt: created.createdAt ?? new Date().toISOString() },
       keyFingerprint(created.key),
-      purpose,
     );
-    pass.crash(`${purpose}:after-status`);
     return;
   }
 }
 
 async function complete(
-  pass: Pass,
+  pass: KeyPass,
   key: Pick<ApiKey, "id" | "name" | "createdAt">,
   fingerprint: string,
-  purpose: string,
 ): Promise<void> {
   const old = pass.status.keyId;
   const rotated = old !== undefined && old !== key.id;
   const previous = pass.status.previousKeyId;
   if (rotated && previous !== undefined && previous !== old) {
     // Only one key may be in its grace period; an older one is overdue anyway (grace < interval).
-    pass.crash(`${purpose}:before-revoke-previous`);
     await pass.revoke(previous, "a newer rotation replaced it");
   }
   const interval = pass.intervalMs;
@@ -99,13 +88,13 @@ async function complete(
     nextRotationAt: interval === undefined ? undefined : pass.at(interval),
   });
   if (rotated) {
-    pass.ctx.events.normal(
+    pass.pass.events.normal(
       "KeyRotated",
       "Rotate",
       `key ${key.name} (id ${key.id}) is in Secret ${pass.secretName}; key id ${old} keeps working until ${pass.status.previousKeyRevokeAt}`,
     );
   } else {
-    pass.ctx.events.normal(
+    pass.pass.events.normal(
       "KeyCreated",
       "Create",
       `key ${key.name} (id ${key.id}) is in Secret ${pass.secretName}`,

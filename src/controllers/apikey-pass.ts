@@ -1,25 +1,16 @@
-// One reconcile of one ApiKey: the latest object, its parsed spec, the
-// platform client it acts with, and the small actions every step uses
-// (status writes chained on the latest object, revocations that accept a key
-// already gone, crash points for tests).
+// One reconcile of one ApiKey, as the key flows see it: the managed layer's pass (object, spec,
+// platform client, status writes) plus the key's names, its schedule, the account's shared key
+// list, and revocations that accept a key already gone.
 import { randomInt } from "node:crypto";
 import type { ApiKeySpec, ApiKeyStatus } from "../api/apikey.ts";
-import { NotFoundError, type PlatformClient } from "../platform/index.ts";
-import { parseDuration, type Context, type KubeObject } from "../runtime/index.ts";
+import { NotFoundError } from "../platform/index.ts";
+import { parseDuration, type KubeObject } from "../runtime/index.ts";
 import type { KeyListCache } from "./apikey-keylist.ts";
-import type { SecretOwner } from "./apikey-secret.ts";
+import type { Pass } from "./managed/types.ts";
 
 export interface ApiKeyObject extends KubeObject {
   spec?: unknown;
   status?: ApiKeyStatus;
-}
-
-/** Thrown by a test's crash point: passes straight through, as a killed process would write nothing more. */
-export class SimulatedCrash extends Error {
-  constructor(step: string, options?: ErrorOptions) {
-    super(`simulated crash at ${step}`, options);
-    this.name = "SimulatedCrash";
-  }
 }
 
 const suffixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -31,38 +22,26 @@ export function pendingKeyName(keyName: string): string {
   return `${keyName}-${suffix}`;
 }
 
-export interface PassOptions {
-  ctx: Context<ApiKeyObject>;
-  obj: ApiKeyObject & SecretOwner;
-  spec: ApiKeySpec;
-  client: PlatformClient;
-  keys: KeyListCache;
-  now: () => Date;
-  crashPoint: ((step: string) => void) | undefined;
-}
-
-export class Pass {
-  readonly ctx: Context<ApiKeyObject>;
-  readonly spec: ApiKeySpec;
-  readonly client: PlatformClient;
+export class KeyPass {
+  readonly pass: Pass<ApiKeySpec, ApiKeyStatus>;
   readonly keys: KeyListCache;
-  readonly now: () => Date;
-  /** The ApiKey as last written or read: every status write is based on it. */
-  obj: ApiKeyObject & SecretOwner;
-  private readonly crashPoint: ((step: string) => void) | undefined;
 
-  constructor(options: PassOptions) {
-    this.ctx = options.ctx;
-    this.obj = options.obj;
-    this.spec = options.spec;
-    this.client = options.client;
-    this.keys = options.keys;
-    this.now = options.now;
-    this.crashPoint = options.crashPoint;
+  constructor(pass: Pass<ApiKeySpec, ApiKeyStatus>, keys: KeyListCache) {
+    this.pass = pass;
+    this.keys = keys;
+  }
+
+  get spec(): ApiKeySpec {
+    return this.pass.spec;
   }
 
   get status(): ApiKeyStatus {
-    return this.obj.status ?? {};
+    return this.pass.status;
+  }
+
+  /** The ApiKey as last written or read, with apiVersion and kind (it owns the key's Secret). */
+  get obj(): ApiKeyObject & { apiVersion: string; kind: string } {
+    return this.pass.obj as ApiKeyObject & { apiVersion: string; kind: string };
   }
 
   get name(): string {
@@ -89,27 +68,20 @@ export class Pass {
     return this.spec.rotation ? parseDuration(this.spec.rotation.interval) : undefined;
   }
 
-  /** Test hook at a step boundary of a crash-sensitive flow. */
-  crash(step: string): void {
-    try {
-      this.crashPoint?.(step);
-    } catch (err) {
-      throw new SimulatedCrash(step, { cause: err });
-    }
+  now(): Date {
+    return this.pass.now();
   }
 
-  /** Writes status: the current one with `changes` applied (an undefined value removes the field). */
-  async save(changes: Partial<ApiKeyStatus>): Promise<void> {
-    const next: Record<string, unknown> = { ...this.status, ...changes };
-    const written = await this.ctx.status.patch(this.obj, next);
-    this.obj = { ...written, apiVersion: this.obj.apiVersion, kind: this.obj.kind };
+  /** Writes status now: the current one with `changes` applied (an undefined value removes the field). */
+  save(changes: Partial<ApiKeyStatus>): Promise<void> {
+    return this.pass.save(changes);
   }
 
   /** Revokes a key; one already revoked or gone is fine (the platform answers 404). */
   async revoke(keyId: number, why: string): Promise<void> {
     try {
-      await this.client.revokeApiKey(keyId);
-      this.ctx.log.info({ keyId, why }, "revoked API key");
+      await this.pass.client.revokeApiKey(keyId, { signal: this.pass.signal });
+      this.pass.log.info({ keyId, why }, "revoked API key");
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
     }

@@ -1,41 +1,23 @@
-// The ApiKey controller: a platform API key kept in a Secret, replaced when
-// the Secret is lost, rotated on schedule, revoked (or retained) with the
-// resource. The crash-safe issuing of a key is in apikey-issue.ts; the
-// Secret's shape in apikey-secret.ts; the shared key list in apikey-keylist.ts.
-import { ApiKeySpec } from "../api/apikey.ts";
+// The ApiKey adapter: a platform API key kept in a Secret, replaced when the Secret is lost,
+// rotated on schedule, revoked (or retained) with the resource, on the managed-resource layer
+// (managed/). The crash-safe issuing of a key is in apikey-issue.ts; the Secret's shape in
+// apikey-secret.ts; the shared key list in apikey-keylist.ts.
+import { ApiKeySpec, type ApiKeyStatus } from "../api/apikey.ts";
 import { apiKeyKind } from "../api/index.ts";
-import { UnauthorizedError, type ApiKey } from "../platform/index.ts";
-import {
-  Action,
-  Controller,
-  TerminalError,
-  type Context,
-  type Reconciler,
-  type ResourceKind,
-} from "../runtime/index.ts";
+import type { ApiKey } from "../platform/index.ts";
+import type { Controller } from "../runtime/index.ts";
 import { issueKey } from "./apikey-issue.ts";
 import { KeyListCache } from "./apikey-keylist.ts";
-import { Pass, SimulatedCrash, type ApiKeyObject } from "./apikey-pass.ts";
-import {
-  SecretConflictError,
-  apiKeyLabel,
-  deleteKeySecret,
-  releaseKeySecret,
-  storedKey,
-  type SecretOwner,
-} from "./apikey-secret.ts";
-import {
-  CredentialsNotFoundError,
-  secretKind,
-  type ResolvedCredentials,
-  type Secret,
-} from "./credentials.ts";
+import { KeyPass, type ApiKeyObject } from "./apikey-pass.ts";
+import { apiKeyLabel, deleteKeySecret, releaseKeySecret, storedKey } from "./apikey-secret.ts";
+import { secretKind, type Secret } from "./credentials.ts";
+import { managedController } from "./managed/controller.ts";
+import type { Change, Deletion, ExternalClient, ManagedKind, Observation, Pass } from "./managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "./options.ts";
-import { describeFailure } from "./reasons.ts";
 
 export type { ApiKeyObject } from "./apikey-pass.ts";
 
-export const apiKeyResourceKind: ResourceKind = resourceKind(apiKeyKind);
+export const apiKeyResourceKind = resourceKind(apiKeyKind);
 
 export const apiKeyFinalizer = "neoncloud.dev/apikey";
 
@@ -47,305 +29,209 @@ export interface ApiKeyTuning {
   unauthorizedRetryMs?: number;
 }
 
-/**
- * The ApiKey controller. `create` lets a Manager own it; by default it is a
- * standalone Controller (tests).
- */
-export function apiKeyController(
-  options: KindControllerOptions,
-  create: ControllerFactory<ApiKeyObject> = (o) => new Controller(o, options.runtime),
-  tuning: ApiKeyTuning = {},
-): Controller<ApiKeyObject> {
-  const reconciler = new ApiKeyReconciler(options, tuning);
-  const controller: Controller<ApiKeyObject> = create({
-    kind: apiKeyResourceKind,
-    reconciler,
-    finalizer: apiKeyFinalizer,
-    ...(options.namespaces ? { namespaces: options.namespaces } : {}),
-    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-    ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
-    // One Secret watch serves both: the Secrets we write (deleted or altered →
-    // replace the key at once) and the Secrets ApiKeys take credentials from
-    // (appearing → CredentialsNotFound clears without waiting for a retry).
-    watches: [{ kind: secretKind, map: (secret: Secret) => apiKeysConcerning(secret) }],
-  });
-  const apiKeysConcerning = (secret: Secret): string[] => {
-    const ns = secret.metadata.namespace ?? "";
-    const keys = (secret.metadata.ownerReferences ?? [])
-      .filter((r) => r.kind === apiKeyKind.kind && r.apiVersion === apiKeyKind.apiVersion)
-      .map((r) => `${ns}/${r.name}`);
-    const labelled = secret.metadata.labels?.[apiKeyLabel];
-    if (labelled) keys.push(`${ns}/${labelled}`);
-    for (const apiKey of controller.informer.list()) {
-      const spec = ApiKeySpec.safeParse(apiKey.spec).data;
-      const source = options.access.secretFor(apiKey.metadata.namespace ?? "", spec?.credentials);
-      if (source?.namespace === ns && source.name === secret.metadata.name) {
-        keys.push(`${apiKey.metadata.namespace}/${apiKey.metadata.name}`);
-      }
-    }
-    return keys;
-  };
-  return controller;
-}
+type S = ApiKeyStatus;
+type KPass = Pass<ApiKeySpec, S>;
 
-class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
-  private readonly options: KindControllerOptions;
+/** What is due on a key that exists, in the order update handles it. */
+export type Due = "resume" | "replace" | "revoked-externally" | "revoke-previous" | "rotate";
+
+const kind: ManagedKind<ApiKeySpec> = {
+  resource: { ...apiKeyResourceKind, apiVersion: apiKeyKind.apiVersion },
+  finalizer: apiKeyFinalizer,
+  spec: ApiKeySpec,
+  credentials: (spec) => spec.credentials,
+  observeOnly: () => false,
+  // Retain keeps the current key and its Secret, but still revokes the others: delete decides.
+  orphanOnDelete: () => false,
+};
+
+class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
   private readonly keys: KeyListCache;
-  private readonly unauthorizedRetryMs: number;
   private readonly usageRefreshMs: number;
 
-  constructor(options: KindControllerOptions, tuning: ApiKeyTuning) {
-    this.options = options;
+  constructor(tuning: ApiKeyTuning) {
     this.usageRefreshMs = tuning.usageRefreshMs ?? 300_000;
-    this.unauthorizedRetryMs = tuning.unauthorizedRetryMs ?? 300_000;
     this.keys = new KeyListCache({ maxAgeMs: this.usageRefreshMs });
   }
 
-  async reconcile(cached: ApiKeyObject, ctx: Context<ApiKeyObject>): Promise<Action> {
-    let credentials: ResolvedCredentials | undefined;
-    let pass: Pass | undefined;
-    try {
-      const begun = await this.begin(cached, ctx, "reconcile");
-      if (!begun) return Action.done();
-      ({ credentials, pass } = begun);
-      await this.converge(pass);
-      return this.ready(pass);
-    } catch (err) {
-      return this.fail(pass?.obj ?? cached, ctx, err, credentials);
-    }
+  async observe(pass: KPass): Promise<Observation<S, Due[]>> {
+    const k = new KeyPass(pass, this.keys);
+    const status = k.status;
+    const keyId = status.keyId;
+    if (keyId === undefined) return { state: "absent" };
+    // Read afresh, not from the cache: a stale copy right after our own write would look altered.
+    const secret = await pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
+    const listed = await this.listed(k, keyId);
+    const now = k.now().getTime();
+    const due = dueSteps(status, { secret, listed: listed !== undefined, now, intervalMs: k.intervalMs });
+    const nextRotationAt = rotationTime(status.nextRotationAt, now, k.intervalMs);
+    const dueTimes = [nextRotationAt, status.previousKeyRevokeAt]
+      .filter((t): t is string => t !== undefined)
+      .map((t) => Date.parse(t) - now);
+    return {
+      state: "present",
+      upToDate: due.length === 0,
+      diff: due,
+      status: {
+        createdAt: listed?.createdAt ?? status.createdAt,
+        lastUsedAt: listed?.lastUsedAt,
+        lastUsedFromAddr: listed?.lastUsedFromAddr,
+        secretName: k.secretName,
+        nextRotationAt,
+      },
+      ready: ["True", "KeyStored", `key ${status.keyName} (id ${keyId}) is in Secret ${k.secretName}`],
+      observeAfterMs: Math.max(0, Math.min(this.usageRefreshMs, ...dueTimes)),
+    };
   }
 
-  /** The lifecycle of a live ApiKey, in order. Each step leaves a state the next pass can resume from. */
-  private async converge(pass: Pass): Promise<void> {
-    // A create that a crash or a lost response interrupted comes first: its key may be live in nobody's hands.
-    if (pass.status.pendingKeyName) await issueKey(pass, "resume");
+  async create(pass: KPass): Promise<Change<S>> {
+    const k = new KeyPass(pass, this.keys);
+    await issueKey(k);
+    return stored(k, "KeyCreated");
+  }
 
+  /** The steps due on an existing key, in order; each leaves a state the next pass can resume from. */
+  async update(pass: KPass, observed: { diff?: Due[] }): Promise<Change<S>> {
+    const k = new KeyPass(pass, this.keys);
+    const due = new Set(observed.diff ?? []);
+    if (due.has("resume")) await issueKey(k);
     // The platform cannot show a key again: a Secret that lost it gets a new key, and the old one is revoked.
-    const current = pass.status.keyId;
-    if (current !== undefined) {
-      const secret = await pass.ctx.client.get<Secret>(secretKind, pass.namespace, pass.secretName);
-      const stored = storedKey(secret);
-      const intact =
-        stored?.keyId === current &&
-        stored.fingerprint !== undefined &&
-        (pass.status.keyFingerprint === undefined || stored.fingerprint === pass.status.keyFingerprint);
-      if (!intact) {
-        pass.crash("replace:before-revoke");
-        await pass.revoke(current, "its Secret was deleted or altered");
-        pass.ctx.events.warning(
+    const current = k.status.keyId;
+    if (due.has("replace") && current !== undefined) {
+      const secret = await pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
+      if (!intact(secret, k.status)) {
+        await k.revoke(current, "its Secret was deleted or altered");
+        pass.events.warning(
           "SecretReplaced",
           "Replace",
-          `Secret ${pass.secretName} was ${secret ? "altered" : "deleted"}; a key's value cannot be read ` +
+          `Secret ${k.secretName} was ${secret ? "altered" : "deleted"}; a key's value cannot be read ` +
             `back from the platform, so key id ${current} was revoked and a new key is issued`,
         );
-        pass.crash("replace:after-revoke");
-        await pass.save(forgetCurrentKey);
+        await k.save(forgetCurrentKey);
       }
     }
-
     // A key revoked behind our back (console, another tool) leaves a Secret holding a dead key.
-    if (pass.status.keyId !== undefined && !(await this.listed(pass, pass.status.keyId))) {
-      pass.ctx.events.warning(
+    if (
+      due.has("revoked-externally") &&
+      k.status.keyId !== undefined &&
+      !(await this.listed(k, k.status.keyId))
+    ) {
+      pass.events.warning(
         "KeyRevokedExternally",
         "Replace",
-        `key id ${pass.status.keyId} is no longer on the platform; issuing a new key`,
+        `key id ${k.status.keyId} is no longer on the platform; issuing a new key`,
       );
-      pass.crash("replace:before-forget");
-      await pass.save(forgetCurrentKey);
+      await k.save(forgetCurrentKey);
     }
-
-    if (pass.status.keyId === undefined) await issueKey(pass, "create");
-
-    const previous = pass.status.previousKeyId;
-    if (previous !== undefined && pass.now() >= new Date(pass.status.previousKeyRevokeAt ?? 0)) {
-      pass.crash("rotate:before-revoke-previous");
-      await pass.revoke(previous, "the rotation's grace period is over");
-      pass.ctx.events.normal("KeyRevoked", "Revoke", `the grace period of key id ${previous} is over`);
-      pass.crash("rotate:after-revoke-previous");
-      await pass.save({ previousKeyId: undefined, previousKeyRevokeAt: undefined });
+    if (k.status.keyId === undefined) await issueKey(k);
+    const previous = k.status.previousKeyId;
+    if (previous !== undefined && k.now() >= new Date(k.status.previousKeyRevokeAt ?? 0)) {
+      await k.revoke(previous, "the rotation's grace period is over");
+      pass.events.normal("KeyRevoked", "Revoke", `the grace period of key id ${previous} is over`);
+      await k.save({ previousKeyId: undefined, previousKeyRevokeAt: undefined });
     }
-
-    const interval = pass.intervalMs;
-    const due = pass.status.nextRotationAt;
-    if (interval !== undefined && due !== undefined && pass.now() >= new Date(due)) {
-      if (pass.status.previousKeyId !== undefined) {
+    const dueAt = k.status.nextRotationAt;
+    if (k.intervalMs !== undefined && dueAt !== undefined && k.now() >= new Date(dueAt)) {
+      if (k.status.previousKeyId !== undefined) {
         // Grace is shorter than the interval, so this is only a late pass catching up.
-        pass.crash("rotate:before-revoke-previous");
-        await pass.revoke(pass.status.previousKeyId, "the rotation's grace period is over");
-        await pass.save({ previousKeyId: undefined, previousKeyRevokeAt: undefined });
+        await k.revoke(k.status.previousKeyId, "the rotation's grace period is over");
+        await k.save({ previousKeyId: undefined, previousKeyRevokeAt: undefined });
       }
-      await issueKey(pass, "rotate");
+      await issueKey(k);
     }
+    return stored(k, "KeyUpdated");
   }
 
-  /** Status: usage figures, schedule, Ready. Then wake up at the next thing due. */
-  private async ready(pass: Pass): Promise<Action> {
-    const now = pass.now().getTime();
-    const interval = pass.intervalMs;
-    let nextRotationAt = pass.status.nextRotationAt;
-    if (interval === undefined) nextRotationAt = undefined;
-    else if (!nextRotationAt || new Date(nextRotationAt).getTime() > now + interval) {
-      nextRotationAt = pass.at(interval); // rotation newly configured, or its interval shortened
+  async delete(pass: KPass): Promise<Deletion> {
+    const k = new KeyPass(pass, this.keys);
+    const { status } = k;
+    const keys = await this.keys.fresh(pass.client);
+    const secret = await pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
+    // Ours only if the platform knows it under a name we gave: a user may have written any id there.
+    const inSecret = keys.find(
+      (key) =>
+        key.id === storedKey(secret)?.keyId &&
+        (key.id === status.keyId || key.name === status.pendingKeyName),
+    )?.id;
+    const ours = new Set<number>();
+    for (const id of [status.keyId, status.previousKeyId, inSecret]) if (id !== undefined) ours.add(id);
+    for (const key of keys) if (status.pendingKeyName && key.name === status.pendingKeyName) ours.add(key.id);
+    const retain = k.spec.deletionPolicy === "Retain";
+    if (retain && inSecret !== undefined) ours.delete(inSecret); // the one key that is kept
+    for (const id of ours) await k.revoke(id, retain ? "not the retained key" : "the ApiKey was deleted");
+    if (retain) {
+      await releaseKeySecret(pass.kube, k.obj, k.secretName);
+      pass.events.normal("KeyRetained", "Delete", `key and Secret ${k.secretName} are kept (Retain)`);
+    } else {
+      await deleteKeySecret(pass.kube, k.obj, k.secretName);
+      pass.events.normal("KeyRevoked", "Delete", `revoked key id(s) ${[...ours].join(", ") || "none"}`);
     }
-    const keyId = pass.status.keyId;
-    const usage = keyId === undefined ? undefined : await this.listed(pass, keyId);
-    const generation = pass.obj.metadata.generation;
-    await pass.save({
-      createdAt: usage?.createdAt ?? pass.status.createdAt,
-      lastUsedAt: usage?.lastUsedAt,
-      lastUsedFromAddr: usage?.lastUsedFromAddr,
-      secretName: pass.secretName,
-      nextRotationAt,
-      observedGeneration: generation,
-      conditions: pass.ctx.conditions.setCondition(pass.status.conditions, {
-        type: "Ready",
-        status: "True",
-        reason: "KeyStored",
-        message: `key ${pass.status.keyName} (id ${keyId}) is in Secret ${pass.secretName}`,
-        observedGeneration: generation,
-      }),
-    });
-    const dueTimes = [pass.status.nextRotationAt, pass.status.previousKeyRevokeAt]
-      .filter((t): t is string => t !== undefined)
-      .map((t) => new Date(t).getTime() - now);
-    return Action.requeueAfter(Math.max(0, Math.min(this.usageRefreshMs, ...dueTimes)));
+    return { gone: true };
   }
 
   /** The key's entry in the account's key list; a miss is confirmed with a fresh list before it counts. */
-  private async listed(pass: Pass, keyId: number): Promise<ApiKey | undefined> {
-    const find = (keys: ApiKey[]) => keys.find((k) => k.id === keyId);
-    return find(await pass.keys.get(pass.client)) ?? find(await pass.keys.fresh(pass.client));
+  private async listed(k: KeyPass, keyId: number): Promise<ApiKey | undefined> {
+    const find = (keys: ApiKey[]) => keys.find((key) => key.id === keyId);
+    return find(await this.keys.get(k.pass.client)) ?? find(await this.keys.fresh(k.pass.client));
   }
+}
 
-  async cleanup(cached: ApiKeyObject, ctx: Context<ApiKeyObject>): Promise<Action> {
-    let credentials: ResolvedCredentials | undefined;
-    let pass: Pass | undefined;
-    try {
-      const begun = await this.begin(cached, ctx, "cleanup");
-      if (!begun) return Action.done();
-      ({ credentials, pass } = begun);
-      const { status } = pass;
-      const keys = await pass.keys.fresh(pass.client);
-      const secret = await ctx.client.get<Secret>(secretKind, pass.namespace, pass.secretName);
-      // Ours only if the platform knows it under a name we gave: a user may have written any id there.
-      const inSecret = keys.find(
-        (k) =>
-          k.id === storedKey(secret)?.keyId && (k.id === status.keyId || k.name === status.pendingKeyName),
-      )?.id;
-      const ours = new Set<number>();
-      for (const id of [status.keyId, status.previousKeyId, inSecret]) if (id !== undefined) ours.add(id);
-      for (const k of keys) if (status.pendingKeyName && k.name === status.pendingKeyName) ours.add(k.id);
-      const retain = pass.spec.deletionPolicy === "Retain";
-      if (retain && inSecret !== undefined) ours.delete(inSecret); // the one key that is kept
-      for (const id of ours) {
-        pass.crash("delete:before-revoke");
-        await pass.revoke(id, retain ? "not the retained key" : "the ApiKey was deleted");
-      }
-      if (retain) {
-        await releaseKeySecret(ctx.client, pass.obj, pass.secretName);
-        ctx.events.normal("KeyRetained", "Delete", `key and Secret ${pass.secretName} are kept (Retain)`);
-      } else {
-        await deleteKeySecret(ctx.client, pass.obj, pass.secretName);
-        ctx.events.normal("KeyRevoked", "Delete", `revoked key id(s) ${[...ours].join(", ") || "none"}`);
-      }
-      return Action.done();
-    } catch (err) {
-      return this.fail(pass?.obj ?? cached, ctx, err, credentials);
-    }
+/**
+ * What is due on an existing key, in the order update handles it: a create a crash interrupted
+ * (its key may be live in nobody's hands), a Secret that lost the key, a key revoked behind our
+ * back, a previous key whose grace period is over, a rotation.
+ */
+export function dueSteps(
+  status: S,
+  seen: { secret: Secret | undefined; listed: boolean; now: number; intervalMs: number | undefined },
+): Due[] {
+  const due: Due[] = [];
+  if (status.pendingKeyName) due.push("resume");
+  if (!intact(seen.secret, status)) due.push("replace");
+  if (!seen.listed) due.push("revoked-externally");
+  if (status.previousKeyId !== undefined && seen.now >= Date.parse(status.previousKeyRevokeAt ?? "0")) {
+    due.push("revoke-previous");
   }
+  if (
+    seen.intervalMs !== undefined &&
+    status.nextRotationAt !== undefined &&
+    seen.now >= Date.parse(status.nextRotationAt)
+  ) {
+    due.push("rotate");
+  }
+  return due;
+}
 
-  /**
-   * Reads the ApiKey from the API server rather than the cache: a status write
-   * of the pass before may not have reached the cache yet, and deciding on an
-   * older pendingKeyName could create a key twice.
-   */
-  private async begin(
-    cached: ApiKeyObject,
-    ctx: Context<ApiKeyObject>,
-    phase: string,
-  ): Promise<{ pass: Pass; credentials: ResolvedCredentials } | undefined> {
-    const crashPoint = this.options.crashPoint;
-    try {
-      crashPoint?.(`${phase}:begin`);
-    } catch (err) {
-      throw new SimulatedCrash(`${phase}:begin`, { cause: err });
-    }
-    const ns = cached.metadata.namespace ?? "";
-    const latest = await ctx.client.get<ApiKeyObject>(apiKeyResourceKind, ns, cached.metadata.name ?? "");
-    if (!latest) return undefined;
-    const obj = { ...latest, apiVersion: apiKeyKind.apiVersion, kind: apiKeyKind.kind } as ApiKeyObject &
-      SecretOwner;
-    const parsed = ApiKeySpec.safeParse(obj.spec ?? {});
-    if (!parsed.success) throw new TerminalError(`invalid spec: ${parsed.error.message}`);
-    const spec = parsed.data;
-    const source = this.options.access.secretFor(ns, spec.credentials);
-    const credentialsSecret = source
-      ? await ctx.client.get<Secret>(secretKind, source.namespace, source.name)
-      : undefined;
-    const credentials = this.options.access.resolve(ns, spec.credentials, () => credentialsSecret);
-    const pass = new Pass({
-      ctx,
-      obj,
-      spec,
-      client: credentials.client,
-      keys: this.keys,
-      now: this.options.now ?? (() => new Date()),
-      crashPoint,
-    });
-    return { pass, credentials };
-  }
+/** When the next rotation is due: kept, set when rotation is newly configured or its interval shortened. */
+export function rotationTime(
+  current: string | undefined,
+  now: number,
+  intervalMs: number | undefined,
+): string | undefined {
+  if (intervalMs === undefined) return undefined;
+  if (current && Date.parse(current) <= now + intervalMs) return current;
+  return new Date(now + intervalMs).toISOString();
+}
 
-  /** Ready=False with a reason a user can act on; then retry as the error says, never in a hot loop. */
-  private async fail(
-    obj: ApiKeyObject,
-    ctx: Context<ApiKeyObject>,
-    err: unknown,
-    credentials: ResolvedCredentials | undefined,
-  ): Promise<Action> {
-    if (err instanceof SimulatedCrash || ctx.signal.aborted) throw err;
-    const failure =
-      err instanceof SecretConflictError
-        ? { reason: err.reason, message: err.message }
-        : describeFailure(err);
-    const generation = obj.metadata.generation;
-    try {
-      await ctx.status.patch(obj, {
-        ...obj.status,
-        conditions: ctx.conditions.setCondition(obj.status?.conditions, {
-          type: "Ready",
-          status: "False",
-          reason: failure.reason,
-          message: failure.message,
-          observedGeneration: generation,
-        }),
-      });
-    } catch (writeErr) {
-      ctx.log.warn({ err: String(writeErr) }, "could not record the failure in status");
-    }
-    if (err instanceof UnauthorizedError) {
-      const source = credentials?.source ?? "the credentials Secret";
-      if (credentials?.isDefault) {
-        ctx.events.warning(
-          "OperatorCredentialsRejected",
-          "Authenticate",
-          `the platform refused the operator's own API key (Secret ${source}); replace that key: ` +
-            `ApiKeys using it retry every ${Math.round(this.unauthorizedRetryMs / 1000)} s`,
-        );
-      } else {
-        ctx.events.warning(
-          "CredentialsRejected",
-          "Authenticate",
-          `the platform refused the API key in Secret ${source}; update that Secret`,
-        );
-      }
-      return Action.requeueAfter(this.unauthorizedRetryMs);
-    }
-    if (err instanceof CredentialsNotFoundError || err instanceof SecretConflictError) {
-      ctx.events.warning(failure.reason, "Reconcile", failure.message);
-      return Action.requeueAfter(err.retryAfterMs);
-    }
-    throw err;
-  }
+/** The Secret still holds the current key (by id and fingerprint, never by value). */
+function intact(secret: Secret | undefined, status: S): boolean {
+  const stored = storedKey(secret);
+  return (
+    stored !== undefined &&
+    stored.keyId === status.keyId &&
+    stored.fingerprint !== undefined &&
+    (status.keyFingerprint === undefined || stored.fingerprint === status.keyFingerprint)
+  );
+}
+
+/** The key is stored; the next pass reports it Ready with its usage. */
+function stored(k: KeyPass, reason: string): Change<S> {
+  return {
+    reason,
+    message: `key ${k.status.keyName} (id ${k.status.keyId}) is in Secret ${k.secretName}`,
+    inProgress: false,
+    requeueAfterMs: 0,
+  };
 }
 
 const forgetCurrentKey = {
@@ -356,3 +242,37 @@ const forgetCurrentKey = {
   lastUsedAt: undefined,
   lastUsedFromAddr: undefined,
 };
+
+/** The ApiKeys a Secret concerns besides those taking credentials from it: the one it holds the key of. */
+function keyHolders(secret: Secret): string[] {
+  const ns = secret.metadata.namespace ?? "";
+  const keys = (secret.metadata.ownerReferences ?? [])
+    .filter((r) => r.kind === apiKeyKind.kind && r.apiVersion === apiKeyKind.apiVersion)
+    .map((r) => `${ns}/${r.name}`);
+  const labelled = secret.metadata.labels?.[apiKeyLabel];
+  if (labelled) keys.push(`${ns}/${labelled}`);
+  return keys;
+}
+
+/**
+ * The ApiKey controller. `create` lets a Manager own it; by default it is a standalone
+ * Controller (tests).
+ */
+export function apiKeyController(
+  options: KindControllerOptions,
+  create?: ControllerFactory<ApiKeyObject>,
+  tuning: ApiKeyTuning = {},
+): Controller<ApiKeyObject> {
+  return managedController<ApiKeySpec, S, Due[]>({
+    kind,
+    external: new ApiKeys(tuning),
+    options: {
+      ...options,
+      unauthorizedRetryMs: tuning.unauthorizedRetryMs ?? options.unauthorizedRetryMs,
+    },
+    create: create,
+    // One Secret watch serves both: the Secrets we write (deleted or altered → replace the key at
+    // once) and the Secrets ApiKeys take credentials from (appearing → CredentialsNotFound clears).
+    secretConcerns: keyHolders,
+  });
+}

@@ -2,8 +2,9 @@
 // applications can mount or envFrom them. No credentials: those stay with the
 // platform's roles and the user's own Secrets.
 import type { ComputeEndpointStatus } from "../api/computeendpoint.ts";
-import { apiVersion } from "../api/group.ts";
+import { apiVersion, fieldManager } from "../api/group.ts";
 import { jsonEqual, type KubeClient, type KubeObject } from "../runtime/index.ts";
+import { Problem } from "./managed/failures.ts";
 
 export const configMapKind = { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap" } as const;
 
@@ -27,7 +28,11 @@ export function connectionData(
   };
 }
 
-/** Creates or updates the ConfigMap; writes nothing when it already says the same. */
+/**
+ * Writes the ConfigMap with server-side apply under the operator's field manager (a stale cache
+ * cannot turn into a create conflict); writes nothing when the cached copy already says the same.
+ * Refuses a ConfigMap of that name that this ComputeEndpoint does not own.
+ */
 export async function publishConnection(
   client: KubeClient,
   owner: KubeObject & { metadata: { name?: string; namespace?: string; uid?: string } },
@@ -35,30 +40,39 @@ export async function publishConnection(
   data: Record<string, string>,
   existing: ConfigMap | undefined,
 ): Promise<void> {
-  const ownerReference = {
-    apiVersion,
-    kind: "ComputeEndpoint",
-    name: owner.metadata.name ?? "",
-    uid: owner.metadata.uid ?? "",
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-  const labels = { "app.kubernetes.io/managed-by": "neon-cloud-operator" };
-  if (!existing) {
-    await client.create<ConfigMap>(configMapKind, {
+  if (existing) {
+    const owned = (existing.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
+    if (!owned) {
+      throw new Problem(
+        "ConfigMapConflict",
+        `ConfigMap ${owner.metadata.namespace}/${name} exists and is not owned by this ComputeEndpoint; refusing to overwrite it`,
+        { retryAfterMs: 60_000 },
+      );
+    }
+    if (jsonEqual(existing.data ?? {}, data)) return;
+  }
+  await client.apply<ConfigMap>(
+    configMapKind,
+    {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name, namespace: owner.metadata.namespace, labels, ownerReferences: [ownerReference] },
+      metadata: {
+        name,
+        namespace: owner.metadata.namespace,
+        labels: { "app.kubernetes.io/managed-by": "neon-cloud-operator" },
+        ownerReferences: [
+          {
+            apiVersion,
+            kind: "ComputeEndpoint",
+            name: owner.metadata.name ?? "",
+            uid: owner.metadata.uid ?? "",
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
       data,
-    });
-    return;
-  }
-  const owned = (existing.metadata.ownerReferences ?? []).some((r) => r.uid === ownerReference.uid);
-  if (!owned) {
-    throw new Error(
-      `ConfigMap ${owner.metadata.namespace}/${name} exists and is not owned by this ComputeEndpoint; refusing to overwrite it`,
-    );
-  }
-  if (jsonEqual(existing.data ?? {}, data)) return;
-  await client.replace<ConfigMap>(configMapKind, { ...existing, data });
+    },
+    fieldManager,
+  );
 }

@@ -3,7 +3,6 @@
 import type { ComputeEndpointStatus, EndpointOperation } from "../api/computeendpoint.ts";
 import type { Endpoint, Operation } from "../platform/index.ts";
 import { isSettled } from "../platform/index.ts";
-import { setCondition, type Condition, type ConditionStatus } from "../runtime/index.ts";
 import { maxConnectionsFor, pooledHost } from "./computeendpoint-desired.ts";
 
 /** The endpoint's own fields, as `kubectl get -o yaml` should show them. */
@@ -57,41 +56,4 @@ export function trackedOperations(
 
 export function operationsRunning(operations: readonly EndpointOperation[] | undefined): boolean {
   return (operations ?? []).some((op) => !isSettled(op));
-}
-
-export interface Conditions {
-  ready: [ConditionStatus, string, string];
-  /** Synced: the last attempt to apply the spec worked (True) or why not (False). */
-  synced?: [ConditionStatus, string, string];
-  /** kstatus' Reconciling: work under way that will change the status by itself. */
-  reconciling?: boolean;
-  /** kstatus' Stalled: nothing will change until the spec does. */
-  stalled?: boolean;
-}
-
-/**
- * Conditions in the standard shape, with observedGeneration, so `kubectl wait
- * --for=condition=Ready` and kstatus-based tools (Flux, Argo CD) read them.
- */
-export function withConditions(
-  existing: readonly Condition[] | undefined,
-  generation: number | undefined,
-  c: Conditions,
-  now: Date,
-): Condition[] {
-  const set = (
-    list: Condition[],
-    type: string,
-    [status, reason, message]: [ConditionStatus, string, string],
-  ) => setCondition(list, { type, status, reason, message, observedGeneration: generation }, now);
-  let list = set([...(existing ?? [])], "Ready", c.ready);
-  if (c.synced) list = set(list, "Synced", c.synced);
-  const [, readyReason, readyMessage] = c.ready;
-  list = c.reconciling
-    ? set(list, "Reconciling", ["True", readyReason, readyMessage])
-    : list.filter((x) => x.type !== "Reconciling");
-  list = c.stalled
-    ? set(list, "Stalled", ["True", readyReason, readyMessage])
-    : list.filter((x) => x.type !== "Stalled");
-  return list;
 }

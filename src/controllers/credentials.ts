@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import type { SecretKeyRef } from "../api/fields.ts";
 import { PlatformClient, type PlatformClientOptions } from "../platform/index.ts";
-import type { KubeObject } from "../runtime/index.ts";
+import type { KubeClient, KubeObject, Store } from "../runtime/index.ts";
 
 export const secretKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" } as const;
 
@@ -51,6 +51,8 @@ export interface ResolvedCredentials {
   source: string;
   /** True when the operator's own key is used (a 401 then concerns the operator's installation). */
   isDefault: boolean;
+  /** The Secret's resourceVersion: a refused key is retried at once when its Secret changes. */
+  version: string | undefined;
 }
 
 export type SecretLookup = (namespace: string, name: string) => Secret | undefined;
@@ -103,7 +105,35 @@ export class PlatformAccess {
     if (!secret) throw new CredentialsNotFoundError(`Secret ${source} not found`);
     const apiKey = decodeSecretValue(secret, target.key);
     if (!apiKey) throw new CredentialsNotFoundError(`Secret ${source} has no key "${target.key}"`);
-    return { client: this.clientFor(apiKey), source, isDefault: !ref };
+    return {
+      client: this.clientFor(apiKey),
+      source,
+      isDefault: !ref,
+      version: secret.metadata.resourceVersion,
+    };
+  }
+
+  /** Credentials the platform refused (401), until when, and in which version of their Secret. */
+  private readonly rejected = new Map<string, { version: string | undefined; until: number }>();
+
+  /**
+   * The platform refused these credentials: every resource using them waits together (a 401 is a
+   * property of the key, not of one resource), until `forMs` passes or the Secret changes.
+   */
+  reject(credentials: ResolvedCredentials, forMs: number): void {
+    this.rejected.set(credentials.source, { version: credentials.version, until: Date.now() + forMs });
+  }
+
+  /** How long the credentials still wait after a refusal; undefined when they may be tried. */
+  rejectedFor(credentials: ResolvedCredentials): number | undefined {
+    const entry = this.rejected.get(credentials.source);
+    if (!entry) return undefined;
+    const left = entry.until - Date.now();
+    if (entry.version !== credentials.version || left <= 0) {
+      this.rejected.delete(credentials.source);
+      return undefined;
+    }
+    return left;
   }
 
   clientFor(apiKey: string): PlatformClient {
@@ -127,5 +157,48 @@ export class PlatformAccess {
   async close(): Promise<void> {
     await Promise.all([...this.clients.values()].map((c) => c.close()));
     this.clients.clear();
+  }
+}
+
+/**
+ * Looks up the Secrets resources take credentials from: in the controller's cache when the
+ * Secret's namespace is watched; otherwise (the operator's own key usually lives in the
+ * operator's namespace, which need not be watched) read by name and kept a few seconds, as
+ * thousands of resources share it.
+ */
+export class CredentialsLookup {
+  private readonly unwatched = new Map<string, { secret: Secret | undefined; at: number }>();
+  private readonly maxAgeMs: number;
+
+  constructor(options: { maxAgeMs?: number } = {}) {
+    this.maxAgeMs = options.maxAgeMs ?? 10_000;
+  }
+
+  async resolve(
+    access: PlatformAccess,
+    namespace: string,
+    ref: SecretKeyRef | undefined,
+    cache: Store<Secret>,
+    kube: KubeClient,
+  ): Promise<ResolvedCredentials> {
+    const target = access.secretFor(namespace, ref);
+    const secret = target ? await this.secret(target.namespace, target.name, cache, kube) : undefined;
+    return access.resolve(namespace, ref, () => secret);
+  }
+
+  private async secret(
+    namespace: string,
+    name: string,
+    cache: Store<Secret>,
+    kube: KubeClient,
+  ): Promise<Secret | undefined> {
+    const cached = cache.get(namespace, name);
+    if (cached) return cached;
+    const key = `${namespace}/${name}`;
+    const memo = this.unwatched.get(key);
+    if (memo && Date.now() - memo.at < this.maxAgeMs) return memo.secret;
+    const secret = await kube.get<Secret>(secretKind, namespace, name);
+    this.unwatched.set(key, { secret, at: Date.now() });
+    return secret;
   }
 }

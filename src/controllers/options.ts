@@ -4,6 +4,7 @@ import type {
   Controller,
   ControllerDeps,
   ControllerOptions,
+  InformerOptions,
   KubeObject,
   ResourceKind,
 } from "../runtime/index.ts";
@@ -18,14 +19,12 @@ export interface KindControllerOptions {
   resyncPeriodMs?: number | undefined;
   /** While platform operations run, look again this often (the platform recommends about 5 s). */
   pollIntervalMs?: number | undefined;
+  /** How long resources wait after the platform refused their credentials (default 5 min: no hot loop). */
+  unauthorizedRetryMs?: number | undefined;
   /** The clock, for schedules such as key rotation. */
   now?: (() => Date) | undefined;
-  /**
-   * Test hook: called at each named step of a crash-sensitive flow. A test
-   * throws from it to stop the reconcile exactly there, as a `kill -9` would,
-   * then starts a fresh controller to prove the flow recovers.
-   */
-  crashPoint?: ((step: string) => void) | undefined;
+  /** Informer tuning (tests freeze cached objects so a mutation fails loudly). */
+  informer?: Omit<InformerOptions, "namespaces" | "labelSelector" | "log"> | undefined;
 }
 
 /** Makes the Controller for a kind's options: a Manager's, or a standalone one in tests. */

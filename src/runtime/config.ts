@@ -1,9 +1,11 @@
-// The operator's configuration from command-line flags and environment
-// variables (a flag wins over its variable). Each setting is declared once
-// below: flag, variable, zod schema, default and help text; a bad value is
-// reported with the flag or variable it came from and the value itself.
+// Configuration from command-line flags and environment variables (a flag wins over its
+// variable), for any controller process. Each setting is declared once: flag, variable, zod
+// schema, default and help text; a bad value is reported with the flag or variable it came from
+// and the value itself. This file holds the settings every controller needs (namespaces,
+// concurrency, leader election, ...); a process adds its own tables (the operator's platform
+// settings are in src/config.ts).
+import { parseArgs } from "node:util";
 import { z } from "zod";
-
 /** Parses a Go-style duration ("500ms", "30s", "5m", "1h30m") to milliseconds. */
 export function parseDuration(text: string): number | undefined {
   const units: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
@@ -17,7 +19,7 @@ export function parseDuration(text: string): number | undefined {
   return text.length > 0 && matched === text.length && Number.isFinite(total) ? total : undefined;
 }
 
-const duration = (min: number) =>
+export const duration = (min: number) =>
   z.string().transform((text, ctx) => {
     const ms = parseDuration(text.trim());
     if (ms === undefined) {
@@ -31,13 +33,13 @@ const duration = (min: number) =>
     return ms;
   });
 
-const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const boolean = z
+export const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export const boolean = z
   .string()
   .transform((v) => v.trim().toLowerCase())
   .pipe(z.enum(["true", "false", "1", "0", "yes", "no"], { message: "expected true or false" }))
   .transform((v) => v === "true" || v === "1" || v === "yes");
-const integer = (min: number, max: number) =>
+export const integer = (min: number, max: number) =>
   z
     .string()
     .regex(/^\s*\d+\s*$/, "expected a whole number")
@@ -45,7 +47,7 @@ const integer = (min: number, max: number) =>
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
 /** One setting: its flag, environment variable, schema (from the raw string) and default. */
-interface Setting {
+export interface Setting {
   flag: string;
   env: string;
   help: string;
@@ -53,7 +55,7 @@ interface Setting {
   default: string | undefined;
 }
 
-const setting = <S extends z.ZodType>(
+export const setting = <S extends z.ZodType>(
   flag: string,
   schema: S,
   defaultValue: string | undefined,
@@ -66,7 +68,8 @@ const setting = <S extends z.ZodType>(
   help,
 });
 
-export const settings = {
+/** The settings of the runtime: what any controller process needs. */
+export const runtimeSettings = {
   namespaces: setting(
     "namespaces",
     z
@@ -87,36 +90,6 @@ export const settings = {
     duration(1_000),
     "10m",
     "Every object is reconciled again this often (with jitter), to catch drift on the platform.",
-  ),
-  pollIntervalMs: setting(
-    "poll-interval",
-    duration(10),
-    "5s",
-    "While platform operations run, look at them again this often (the platform recommends about 5s).",
-  ),
-  operationPolling: setting(
-    "operation-polling",
-    z.enum(["batched", "per-operation"], { message: "expected batched or per-operation" }),
-    "batched",
-    "How running operations are looked at: batched (one operations list per project) or per-operation (one GET each, as other clients do; for comparisons).",
-  ),
-  platformBaseUrl: setting(
-    "platform-base-url",
-    z.url({ protocol: /^https?$/, message: "expected an http(s) URL" }),
-    "https://console.neon.tech/api/v2",
-    "Base URL of the platform API.",
-  ),
-  defaultCredentialsSecret: setting(
-    "default-credentials-secret",
-    z
-      .string()
-      .regex(
-        /^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/,
-        'expected "name" or "namespace/name"',
-      )
-      .optional(),
-    undefined,
-    "Secret holding the platform API key used when a resource names none (name or namespace/name).",
   ),
   logLevel: setting(
     "log-level",
@@ -153,8 +126,10 @@ export const settings = {
   ),
 } satisfies Record<string, Setting>;
 
-type Settings = typeof settings;
-export type OperatorConfig = { [K in keyof Settings]: z.output<Settings[K]["schema"]> };
+export type Settings = Record<string, Setting>;
+/** The parsed values of a settings table. */
+export type ConfigOf<T extends Settings> = { [K in keyof T]: z.output<T[K]["schema"]> };
+export type RuntimeConfig = ConfigOf<typeof runtimeSettings>;
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -165,33 +140,52 @@ export class ConfigError extends Error {
   }
 }
 
-/** Reads flags (`--name=value`, `--name value`, `--flag`/`--no-flag` for booleans) and environment variables. */
-export function loadConfig(
+/** A boolean setting is a switch on the command line (`--flag`, `--no-flag`). */
+const isSwitch = (s: Setting): boolean => s.schema === boolean;
+
+/**
+ * Reads `table` from flags (`--name=value`, `--name value`, `--flag`/`--no-flag` for switches)
+ * and environment variables; every problem is collected before one ConfigError reports them all.
+ */
+export function loadSettings<T extends Settings>(
+  table: T,
   argv: readonly string[],
   env: Record<string, string | undefined> = process.env,
-): OperatorConfig {
-  const byFlag = new Map(Object.entries(settings).map(([key, s]) => [s.flag, key as keyof Settings]));
-  const fromFlags = new Map<keyof Settings, string>();
+): ConfigOf<T> {
+  const byFlag = new Map(Object.entries(table).map(([key, s]) => [s.flag, key]));
   const problems: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    const match = /^--(no-)?([a-z-]+)(?:=(.*))?$/s.exec(arg);
-    const key = match ? byFlag.get(match[2] ?? "") : undefined;
-    if (!match || key === undefined) {
-      problems.push(`unknown argument "${arg}"`);
+  const fromFlags = new Map<string, string>();
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(
+      Object.values(table).map((s) => [s.flag, { type: isSwitch(s) ? "boolean" : "string" }] as const),
+    ),
+    strict: false,
+    allowPositionals: true,
+    allowNegative: true,
+    tokens: true,
+  });
+  for (const token of tokens) {
+    if (token.kind === "option-terminator") continue;
+    if (token.kind === "positional") {
+      problems.push(`unknown argument "${token.value}"`);
       continue;
     }
-    const isBoolean = key === "leaderElection";
-    if (match[1]) {
-      if (!isBoolean || match[3] !== undefined) problems.push(`unknown argument "${arg}"`);
-      else fromFlags.set(key, "false");
-    } else if (match[3] !== undefined) fromFlags.set(key, match[3]);
-    else if (isBoolean) fromFlags.set(key, "true");
-    else if (i + 1 < argv.length) fromFlags.set(key, argv[++i] ?? "");
-    else problems.push(`--${settings[key].flag} needs a value`);
+    // With allowNegative, `--no-flag` arrives as `flag` (any option, so switches are checked here).
+    const negated = token.rawName.startsWith("--no-");
+    const key = byFlag.get(token.name);
+    const setting = key === undefined ? undefined : table[key];
+    const raw = `${token.rawName}${token.inlineValue ? `=${token.value}` : ""}`;
+    if (key === undefined || setting === undefined || (negated && !isSwitch(setting))) {
+      problems.push(`unknown argument "${raw}"`);
+    } else if (isSwitch(setting)) {
+      if (token.value !== undefined) problems.push(`unknown argument "${raw}"`);
+      else fromFlags.set(key, negated ? "false" : "true");
+    } else if (token.value === undefined) problems.push(`--${setting.flag} needs a value`);
+    else fromFlags.set(key, token.value);
   }
   const config: Record<string, unknown> = {};
-  for (const [key, s] of Object.entries(settings) as [keyof Settings, Setting][]) {
+  for (const [key, s] of Object.entries(table)) {
     const flagValue = fromFlags.get(key);
     const envValue = env[s.env];
     const raw = flagValue ?? envValue ?? s.default;
@@ -205,12 +199,12 @@ export function loadConfig(
     else problems.push(`${source} = "${raw}": ${result.error.issues.map((i) => i.message).join("; ")}`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  return config as OperatorConfig;
+  return config as ConfigOf<T>;
 }
 
 /** Help text for --help. */
-export function configHelp(): string {
-  return Object.values(settings)
+export function settingsHelp(table: Settings): string {
+  return Object.values(table)
     .map(
       (s) =>
         `  --${s.flag} (${s.env})${s.default !== undefined ? ` [default: ${s.default || '""'}]` : ""}\n      ${s.help}`,

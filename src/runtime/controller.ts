@@ -7,7 +7,7 @@ import * as conditions from "./conditions.ts";
 import { classifyError, errorMessage, type ErrorPolicy } from "./errors.ts";
 import type { EventInput, EventRecorder } from "./events.ts";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizers.ts";
-import { Informer, type InformerOptions } from "./informer.ts";
+import { Informer, type IndexFunc, type InformerOptions, type Store } from "./informer.ts";
 import {
   apiVersionOf,
   isApiServerUnavailable,
@@ -35,8 +35,8 @@ export interface Context<T extends KubeObject> {
     normal(reason: string, action: string, note: string): void;
     warning(reason: string, action: string, note: string): void;
   };
-  /** The cache of a kind this controller watches (its own, `watches` or `owns`). */
-  cache<U extends KubeObject = KubeObject>(kind: ResourceKind): Informer<U>;
+  /** The cache of a kind this controller watches (its own, `watches` or `owns`): read-only. */
+  cache<U extends KubeObject = KubeObject>(kind: ResourceKind): Store<U>;
   log: Logger;
   /** Aborted when this replica must stop acting (lost leadership, shutdown past its deadline). */
   signal: AbortSignal;
@@ -56,7 +56,7 @@ export interface Reconciler<T extends KubeObject> {
  */
 export interface WatchSpec<T extends KubeObject = KubeObject, U extends KubeObject = KubeObject> {
   kind: ResourceKind;
-  map(obj: U, primary: Informer<T>): string[];
+  map(obj: U, primary: Store<T>): string[];
   labelSelector?: string;
 }
 
@@ -77,6 +77,8 @@ export interface ControllerOptions<T extends KubeObject> {
   resyncPeriodMs?: number;
   namespaces?: string[];
   labelSelector?: string;
+  /** Indexes of the primary cache, for `watches` mappings and reconcilers (`Store.byIndex`). */
+  indexes?: Record<string, IndexFunc<T>>;
   watches?: WatchSpec<T>[];
   owns?: (ResourceKind | OwnsSpec)[];
   /** Per-object retry backoff (default 5 ms doubling to 5 min, jittered). */
@@ -150,6 +152,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     });
     this.informer = new Informer<T>(deps.client, options.kind, informerOptions(options.labelSelector));
     this.informers.set(kindId(options.kind), this.informer);
+    for (const [name, fn] of Object.entries(options.indexes ?? {})) this.informer.addIndex(name, fn);
+    const primary = this.informer.store;
     this.informer.on({
       add: (o) => {
         this.cacheCaughtUp(o);
@@ -167,9 +171,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     });
     for (const w of options.watches ?? []) {
       this.secondary(w.kind, w.labelSelector, informerOptions).on({
-        add: (o) => this.enqueueAll(w.map(o, this.informer)),
-        update: (old, o) => this.enqueueAll([...w.map(old, this.informer), ...w.map(o, this.informer)]),
-        delete: (o) => this.enqueueAll(w.map(o, this.informer)),
+        add: (o) => this.enqueueAll(w.map(o, primary)),
+        update: (old, o) => this.enqueueAll([...w.map(old, primary), ...w.map(o, primary)]),
+        delete: (o) => this.enqueueAll(w.map(o, primary)),
         reconnected: () => this.retryAwaitingApiServer(),
       });
     }
@@ -435,7 +439,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       cache: <U extends KubeObject>(kind: ResourceKind) => {
         const informer = this.informers.get(kindId(kind));
         if (!informer) throw new Error(`${this.kind.kind} controller does not watch ${kindId(kind)}`);
-        return informer as unknown as Informer<U>;
+        return informer.store as unknown as Store<U>;
       },
       log,
       signal,

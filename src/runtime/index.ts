@@ -11,10 +11,31 @@ export {
   type WatchSpec,
 } from "./controller.ts";
 export * from "./conditions.ts";
-export { loadConfig, configHelp, ConfigError, parseDuration, type OperatorConfig } from "./config.ts";
+export {
+  ConfigError,
+  boolean,
+  dnsLabel,
+  duration,
+  integer,
+  loadSettings,
+  parseDuration,
+  runtimeSettings,
+  setting,
+  settingsHelp,
+  type ConfigOf,
+  type RuntimeConfig,
+  type Setting,
+  type Settings,
+} from "./config.ts";
 export { EventRecorder, eventKind, type EventInput, type EventType } from "./events.ts";
 export { addFinalizer, removeFinalizer, hasFinalizer } from "./finalizers.ts";
-export { Informer, type InformerHandlers, type InformerOptions } from "./informer.ts";
+export {
+  Informer,
+  type IndexFunc,
+  type InformerHandlers,
+  type InformerOptions,
+  type Store,
+} from "./informer.ts";
 export * from "./kube.ts";
 export { LeaderElector, leaseKind, type LeaderElectionOptions, type LeaderCallbacks } from "./leader.ts";
 export { createLogger, silentLogger, type Logger } from "./log.ts";

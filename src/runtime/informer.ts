@@ -50,6 +50,35 @@ export interface InformerOptions {
   backoff?: BackoffOptions;
   pageSize?: number;
   log?: Logger;
+  /**
+   * Deep-freezes every cached object, so code that mutates one (instead of copying it) fails
+   * loudly. Tests turn it on; it costs a walk of each object, so production leaves it off.
+   */
+  freeze?: boolean;
+}
+
+/**
+ * What reconcilers may read of a cache: lookups and indexes, never the informer itself (no
+ * `start`/`stop`). Cached objects are shared by every reader and must not be mutated.
+ */
+export interface Store<T extends KubeObject = KubeObject> {
+  get(namespace: string | undefined, name: string): T | undefined;
+  getByKey(key: string): T | undefined;
+  /** Cached objects, optionally of one namespace. */
+  list(namespace?: string): T[];
+  /** Keys (`namespace/name`) of the objects an index maps to `value`. */
+  byIndex(index: string, value: string): string[];
+}
+
+/** Maps an object to the values it is found under in an index (e.g. the Secret it reads). */
+export type IndexFunc<T> = (obj: T) => readonly string[];
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 interface WatchStatus {
@@ -85,13 +114,18 @@ export interface InformerStats {
   reconnects: number;
 }
 
-export class Informer<T extends KubeObject = KubeObject> {
+export class Informer<T extends KubeObject = KubeObject> implements Store<T> {
   readonly kind: ResourceKind;
   readonly stats: InformerStats = { lists: 0, watches: 0, reconnects: 0 };
   private readonly client: KubeClient;
   private readonly options: InformerOptions;
   private readonly log: Logger;
   private readonly cache = new Map<string, T>();
+  /** index name -> (value -> keys), kept in step with the cache. */
+  private readonly indexes = new Map<
+    string,
+    { fn: (obj: KubeObject) => readonly string[]; byValue: Map<string, Set<string>> }
+  >();
   private readonly handlers: InformerHandlers<T>[] = [];
   private readonly scopes: (string | undefined)[];
   private readonly syncedScopes = new Set<string | undefined>();
@@ -112,6 +146,44 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Registers handlers; register before `start` to see the initial list as adds. */
   on(handlers: InformerHandlers<T>): void {
     this.handlers.push(handlers);
+  }
+
+  /** Adds an index (before `start`, so the initial list is indexed too). */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.indexes.has(name)) throw new Error(`index ${name} of ${this.kind.plural} is defined twice`);
+    // Stored untyped so an Informer<T> stays usable as an Informer<KubeObject>; only T reaches it.
+    this.indexes.set(name, { fn: fn as (obj: KubeObject) => readonly string[], byValue: new Map() });
+  }
+
+  byIndex(index: string, value: string): string[] {
+    const idx = this.indexes.get(index);
+    if (!idx) throw new Error(`${this.kind.plural} has no index ${index}`);
+    return [...(idx.byValue.get(value) ?? [])];
+  }
+
+  /** The read-only view handed to reconcilers. */
+  get store(): Store<T> {
+    return {
+      get: (namespace, name) => this.get(namespace, name),
+      getByKey: (key) => this.getByKey(key),
+      list: (namespace) => this.list(namespace),
+      byIndex: (index, value) => this.byIndex(index, value),
+    };
+  }
+
+  private reindex(key: string, old: T | undefined, obj: T | undefined): void {
+    for (const { fn, byValue } of this.indexes.values()) {
+      for (const value of old ? fn(old) : []) {
+        const keys = byValue.get(value);
+        keys?.delete(key);
+        if (keys?.size === 0) byValue.delete(value);
+      }
+      for (const value of obj ? fn(obj) : []) {
+        let keys = byValue.get(value);
+        if (!keys) byValue.set(value, (keys = new Set()));
+        keys.add(key);
+      }
+    }
   }
 
   get(namespace: string | undefined, name: string): T | undefined {
@@ -277,7 +349,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   private upsert(key: string, obj: T): void {
     const old = this.cache.get(key);
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion && old !== undefined) return;
+    if (this.options.freeze) deepFreeze(obj);
     this.cache.set(key, obj);
+    this.reindex(key, old, obj);
     for (const h of this.handlers) {
       if (old === undefined) h.add?.(obj);
       else h.update?.(old, obj);
@@ -287,6 +361,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private remove(key: string, obj: T): void {
     const old = this.cache.get(key) ?? obj;
     if (!this.cache.delete(key)) return;
+    this.reindex(key, old, undefined);
     for (const h of this.handlers) h.delete?.(old);
   }
 

@@ -60,6 +60,7 @@ export interface KubeList<T> {
 export const ContentType = {
   JsonPatch: "application/json-patch+json",
   MergePatch: "application/merge-patch+json",
+  ApplyPatch: "application/apply-patch+yaml",
   Json: "application/json",
 } as const;
 export type ContentType = (typeof ContentType)[keyof typeof ContentType];
@@ -337,6 +338,19 @@ export class KubeClient {
     return this.request(HttpMethod.PATCH, resourcePath(kind, namespace, name, subresource), {
       body: patch,
       contentType,
+    });
+  }
+
+  /**
+   * Server-side apply of `obj` (the fields this manager owns) under `fieldManager`, taking over
+   * fields another manager set (`force`): a create-or-update that no stale cache can turn into a
+   * create conflict.
+   */
+  apply<T extends KubeObject>(kind: ResourceKind, obj: T, fieldManager: string): Promise<T> {
+    return this.request(HttpMethod.PATCH, resourcePath(kind, obj.metadata.namespace, obj.metadata.name), {
+      body: obj,
+      contentType: ContentType.ApplyPatch,
+      query: { fieldManager, force: true },
     });
   }
 

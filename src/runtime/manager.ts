@@ -4,7 +4,7 @@
 // finish within a deadline, releases the lease and returns.
 import { hostname } from "node:os";
 import { Controller, type ControllerOptions } from "./controller.ts";
-import type { OperatorConfig } from "./config.ts";
+import type { RuntimeConfig } from "./config.ts";
 import { EventRecorder } from "./events.ts";
 import type { KubeClient, KubeObject } from "./kube.ts";
 import { LeaderElector } from "./leader.ts";
@@ -38,7 +38,7 @@ export interface ManagerOptions {
 
 /** Manager options from the validated configuration. */
 export function managerOptionsFromConfig(
-  config: OperatorConfig,
+  config: RuntimeConfig,
   client: KubeClient,
   log?: Logger,
 ): ManagerOptions {
@@ -91,7 +91,8 @@ export class Manager {
       events: this.events,
       log: this.log,
     });
-    this.controllers.push(controller);
+    // The manager only starts, stops and asks controllers; it never hands them objects.
+    this.controllers.push(controller as unknown as Controller<KubeObject>);
     return controller;
   }
 

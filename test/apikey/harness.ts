@@ -55,10 +55,7 @@ export interface Scenario {
   namespace: string;
   /** Shifts the controllers' clock (rotation schedules) by this much. */
   clockOffsetMs: number;
-  start(options?: {
-    crashPoint?: (step: string) => void;
-    tuning?: ApiKeyTuning;
-  }): Promise<Controller<ApiKeyObject>>;
+  start(options?: { tuning?: ApiKeyTuning }): Promise<Controller<ApiKeyObject>>;
   stop(controller: Controller<ApiKeyObject>): Promise<void>;
   create(name: string, spec?: z.input<typeof ApiKeySpec>): Promise<void>;
   get(name: string): Promise<ApiKeyObject | undefined>;
@@ -112,7 +109,7 @@ export async function startApiKeyWorld(): Promise<ApiKeyWorld> {
           access,
           namespaces: [namespace],
           now: () => new Date(Date.now() + s.clockOffsetMs),
-          crashPoint: options.crashPoint,
+          informer: { freeze: true },
         };
         const controller = apiKeyController(kindOptions, undefined, {
           usageRefreshMs: 1_000,

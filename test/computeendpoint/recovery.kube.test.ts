@@ -56,20 +56,22 @@ afterAll(async () => {
 
 describe("ComputeEndpoint recovery", () => {
   it("a crash between the platform's answer and the status write leaves exactly one endpoint", async () => {
-    let crashed = false;
-    await h.start({
-      crashPoint: (step) => {
-        if (step === "after-create" && !crashed) {
-          crashed = true;
-          // Like kill -9: this operator does nothing more, not even a retry.
-          void h.kill();
-          throw new Error("simulated crash after the platform created the endpoint");
-        }
-      },
+    // The platform creates the endpoint and its answer never arrives; the operator is stopped right
+    // then, like kill -9: the endpoint exists and no status names it.
+    await h.start();
+    h.emulator.faults.set({
+      requests: [{ method: "POST", route: "/projects/:project_id/endpoints", lose_response: true, times: 1 }],
     });
     await h.apply(endpoint("survivor", { branchId: "br-dev" }));
-    await eventually(() => (crashed ? true : undefined), { what: "the crash" });
+    await eventually(
+      () =>
+        h.emulator.requestLog.latest().some((e) => e.fault === "lose_response" && e.method === "POST")
+          ? true
+          : undefined,
+      { what: "the create whose answer was lost" },
+    );
     await h.kill();
+    h.emulator.faults.clear();
     const uid = (await resource("survivor")).metadata.uid ?? "";
     expect((await resource("survivor")).status?.endpointId).toBeUndefined();
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
-import { loadConfig } from "../../src/runtime/index.ts";
+import { loadConfig } from "../../src/config.ts";
 import { createNamespace, eventually, kubectl, serviceAccountKubeconfig } from "../support/kube.ts";
 import { LogCapture, testSeed } from "../support/operator.ts";
 

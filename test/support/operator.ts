@@ -112,6 +112,8 @@ export async function startOperatorHarness(
         access,
         namespaces: [namespace],
         pollIntervalMs: options.pollIntervalMs ?? 100,
+        // A controller that mutates a cached object instead of copying it fails loudly.
+        informer: { freeze: true },
         ...overrides,
       });
       running = controller;

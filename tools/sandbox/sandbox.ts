@@ -11,7 +11,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { loadSeedFile, startEmulator } from "../../tools/emulator/index.ts";
 import { startOperator } from "../../src/operator.ts";
-import { loadConfig } from "../../src/runtime/index.ts";
+import { loadConfig } from "../../src/config.ts";
 import { startControlPlane } from "./controlplane.ts";
 
 const exec = promisify(execFile);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, parseDuration } from "./config.ts";
+import { loadConfig } from "./config.ts";
+import { ConfigError, parseDuration } from "./runtime/index.ts";
 
 function problems(argv: string[], env: Record<string, string> = {}): string[] {
   try {

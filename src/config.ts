@@ -1,0 +1,61 @@
+// The operator's configuration: the runtime's settings (namespaces, concurrency, leader election,
+// metrics address, ...) plus the platform's, which the generic runtime knows nothing of.
+import { z } from "zod";
+import {
+  duration,
+  loadSettings,
+  runtimeSettings,
+  setting,
+  settingsHelp,
+  type ConfigOf,
+} from "./runtime/index.ts";
+
+export const platformSettings = {
+  pollIntervalMs: setting(
+    "poll-interval",
+    duration(10),
+    "5s",
+    "While platform operations run, look at them again this often (the platform recommends about 5s).",
+  ),
+  operationPolling: setting(
+    "operation-polling",
+    z.enum(["batched", "per-operation"], { message: "expected batched or per-operation" }),
+    "batched",
+    "How running operations are looked at: batched (one operations list per project) or per-operation (one GET each, as other clients do; for comparisons).",
+  ),
+  platformBaseUrl: setting(
+    "platform-base-url",
+    z.url({ protocol: /^https?$/, message: "expected an http(s) URL" }),
+    "https://console.neon.tech/api/v2",
+    "Base URL of the platform API.",
+  ),
+  defaultCredentialsSecret: setting(
+    "default-credentials-secret",
+    z
+      .string()
+      .regex(
+        /^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/,
+        'expected "name" or "namespace/name"',
+      )
+      .optional(),
+    undefined,
+    "Secret holding the platform API key used when a resource names none (name or namespace/name).",
+  ),
+};
+
+export const operatorSettings = { ...runtimeSettings, ...platformSettings };
+
+export type OperatorConfig = ConfigOf<typeof operatorSettings>;
+
+/** Reads the operator's flags and `NEON_OPERATOR_*` variables; throws ConfigError listing every bad value. */
+export function loadConfig(
+  argv: readonly string[],
+  env: Record<string, string | undefined> = process.env,
+): OperatorConfig {
+  return loadSettings(operatorSettings, argv, env);
+}
+
+/** Help text for `run --help`. */
+export function configHelp(): string {
+  return settingsHelp(operatorSettings);
+}

@@ -1,0 +1,47 @@
+// When a ComputeEndpoint looks at the platform again. Polls fall on shared ticks of the poll
+// interval, so every resource of a project waiting on operations looks at the same moment and the
+// project's operations tracker and endpoint snapshot serve them all with one request each.
+import { observeIntervalAnnotation } from "../api/group.ts";
+import type { Operation, PlatformClient } from "../platform/index.ts";
+import { parseDuration, type KubeObject } from "../runtime/index.ts";
+
+/** The next shared tick of `intervalMs`, at least half an interval away. */
+export function nextPoll(intervalMs: number, now = Date.now()): number {
+  const tick = Math.max(intervalMs, 1);
+  const untilTick = tick - (now % tick);
+  return untilTick < tick / 2 ? untilTick + tick : untilTick;
+}
+
+/**
+ * When to look first after a change: when operations like its own usually finish (learned by
+ * the client), on a one-second grid so the resources changed together look together; before
+ * anything is learned, or for slow operations, on the next poll tick.
+ */
+export function firstLook(
+  client: PlatformClient,
+  operations: readonly Operation[],
+  pollMs: number,
+  now = Date.now(),
+): number {
+  const expected = client.expectedDuration(operations);
+  if (expected === undefined || expected >= pollMs) return nextPoll(pollMs, now);
+  return Math.ceil((now + expected + 250) / 1_000) * 1_000 - now;
+}
+
+/** The resource's own drift-observation interval (its annotation), when it sets a valid one. */
+export function observeInterval(obj: KubeObject): number | undefined {
+  const override = obj.metadata.annotations?.[observeIntervalAnnotation];
+  const ms = override ? parseDuration(override) : undefined;
+  return ms !== undefined && ms > 0 ? ms : undefined;
+}
+
+/**
+ * How old a project's endpoint list may be for looking at drift: one resync period, or the
+ * resource's own observe interval. Changes this operator makes are recorded in the list as they
+ * happen, so only changes made elsewhere wait for it; the idle cost is then about one list
+ * request per project per resync.
+ */
+export function observeMaxAge(obj: KubeObject, resyncPeriodMs: number): number {
+  const ms = observeInterval(obj);
+  return ms !== undefined ? Math.min(ms, resyncPeriodMs) : resyncPeriodMs;
+}

@@ -1,0 +1,305 @@
+// The one managed-resource reconciler every kind runs on. Per pass: parse the spec, resolve the
+// platform credentials, observe, then at most one of create / update (or only report, under
+// observe-only), and write the status with the standard conditions. Failures become a reason on
+// the conditions and a retry the runtime schedules. Finalizers and queueing are the runtime's;
+// the platform verbs are the adapter's (types.ts).
+import { UnauthorizedError } from "../../platform/index.ts";
+import {
+  Action,
+  TerminalError,
+  type Context,
+  type Reconciler,
+  type ResourceKind,
+} from "../../runtime/index.ts";
+import {
+  CredentialsLookup,
+  secretKind,
+  type PlatformAccess,
+  type ResolvedCredentials,
+  type Secret,
+} from "../credentials.ts";
+import { standardConditions, type Conditions } from "./conditions.ts";
+import { describeFailure, isTerminal, Problem } from "./failures.ts";
+import type { Change, ExternalClient, ManagedKind, ManagedObject, Pass, Verdict } from "./types.ts";
+
+export interface ManagedReconcilerOptions {
+  access: PlatformAccess;
+  /** The clock (for schedules such as key rotation). */
+  now?: (() => Date) | undefined;
+  /** How long resources wait after the platform refused their credentials (default 5 min). */
+  unauthorizedRetryMs?: number | undefined;
+}
+
+type Status = Record<string, unknown> & { conditions?: never[] | undefined };
+
+export class ManagedReconciler<Spec, S extends object, Diff = unknown> implements Reconciler<
+  ManagedObject<S>
+> {
+  private readonly kind: ManagedKind<Spec>;
+  private readonly external: ExternalClient<Spec, S, Diff>;
+  private readonly options: ManagedReconcilerOptions;
+  private readonly lookup = new CredentialsLookup();
+  private readonly unauthorizedRetryMs: number;
+
+  constructor(
+    kind: ManagedKind<Spec>,
+    external: ExternalClient<Spec, S, Diff>,
+    options: ManagedReconcilerOptions,
+  ) {
+    this.kind = kind;
+    this.external = external;
+    this.options = options;
+    this.unauthorizedRetryMs = options.unauthorizedRetryMs ?? 300_000;
+  }
+
+  async reconcile(cached: ManagedObject<S>, ctx: Context<ManagedObject<S>>): Promise<Action> {
+    const writer = new StatusWrite<S>(cached, this.kind, ctx, this.now);
+    let credentials: ResolvedCredentials | undefined;
+    try {
+      const spec = this.parse(cached);
+      credentials = await this.credentials(cached, spec, ctx);
+      const pass = this.pass(writer, spec, credentials, ctx);
+      return await this.apply(pass, writer, spec);
+    } catch (err) {
+      return this.fail(writer, ctx, err, credentials);
+    }
+  }
+
+  async cleanup(cached: ManagedObject<S>, ctx: Context<ManagedObject<S>>): Promise<Action> {
+    const parsed = this.kind.spec.safeParse(cached.spec ?? {});
+    // Stored under an older schema: what it named cannot be known, so there is nothing to clean.
+    if (!parsed.success) return Action.done();
+    const spec = parsed.data;
+    if (this.kind.observeOnly(spec) || this.kind.orphanOnDelete(spec)) return Action.done();
+    const writer = new StatusWrite<S>(cached, this.kind, ctx, this.now);
+    let credentials: ResolvedCredentials | undefined;
+    try {
+      credentials = await this.credentials(cached, spec, ctx);
+      const deletion = await this.external.delete(this.pass(writer, spec, credentials, ctx));
+      return deletion.gone ? Action.done() : Action.requeueAfter(deletion.requeueAfterMs);
+    } catch (err) {
+      return this.fail(writer, ctx, err, credentials);
+    }
+  }
+
+  private readonly now = (): Date => this.options.now?.() ?? new Date();
+
+  /** The API server validated the spec already; this catches objects stored under an older schema. */
+  private parse(obj: ManagedObject<S>): Spec {
+    const result = this.kind.spec.safeParse(obj.spec ?? {});
+    if (result.success) return result.data;
+    const issues = result.error.issues.map((i) => `spec.${i.path.join(".")}: ${i.message}`).join("; ");
+    throw Object.assign(new TerminalError(`invalid spec: ${issues}`), { reason: "InvalidSpec" });
+  }
+
+  private async credentials(
+    obj: ManagedObject<S>,
+    spec: Spec,
+    ctx: Context<ManagedObject<S>>,
+  ): Promise<ResolvedCredentials> {
+    const resolved = await this.lookup.resolve(
+      this.options.access,
+      obj.metadata.namespace ?? "",
+      this.kind.credentials(spec),
+      ctx.cache<Secret>(secretKind),
+      ctx.client,
+    );
+    const waitMs = this.options.access.rejectedFor(resolved);
+    if (waitMs !== undefined) {
+      // Another resource's request was refused with these very credentials: don't send more.
+      throw Object.assign(
+        new Problem(
+          "Unauthorized",
+          `the platform refused the API key in Secret ${resolved.source} (401); waiting for it to change`,
+          {
+            retryAfterMs: waitMs,
+          },
+        ),
+        { credentialsRejected: true },
+      );
+    }
+    return resolved;
+  }
+
+  private pass(
+    writer: StatusWrite<S>,
+    spec: Spec,
+    credentials: ResolvedCredentials,
+    ctx: Context<ManagedObject<S>>,
+  ): Pass<Spec, S> {
+    return {
+      get obj() {
+        return writer.obj;
+      },
+      get status() {
+        return (writer.obj.status ?? {}) as S;
+      },
+      spec,
+      client: credentials.client,
+      credentialsSource: credentials.source,
+      kube: ctx.client,
+      events: ctx.events,
+      log: ctx.log,
+      signal: ctx.signal,
+      now: this.now,
+      cache: (kind: ResourceKind) => ctx.cache(kind),
+      save: (changes) => writer.save(changes),
+    };
+  }
+
+  private async apply(pass: Pass<Spec, S>, writer: StatusWrite<S>, spec: Spec): Promise<Action> {
+    const observation = await this.external.observe(pass);
+    const observeOnly = this.kind.observeOnly(spec);
+    if (observation.state === "busy") {
+      await writer.write(observation.status, {
+        ready: ["False", observation.reason, observation.message],
+        reconciling: true,
+      });
+      return Action.requeueAfter(observation.retryAfterMs);
+    }
+    if (observation.state === "absent") {
+      if (observeOnly) {
+        throw new Problem("NotFound", "the platform object to observe does not exist (observe-only)", {
+          retryAfterMs: 60_000,
+        });
+      }
+      return this.changed(writer, await this.external.create(pass));
+    }
+    if (observeOnly) {
+      await writer.write(observation.status, {
+        ready: ["True", "Observed", `${observation.ready[2]}; observe-only`],
+        synced: ["True", "Observed", "observe-only: nothing is changed on the platform"],
+      });
+      await this.external.publish?.(pass);
+      return observeAgain(observation.observeAfterMs);
+    }
+    if (!observation.upToDate) return this.changed(writer, await this.external.update(pass, observation));
+    await writer.write(observation.status, {
+      ready: observation.ready,
+      synced: ["True", "Synced", "the platform matches the spec"],
+    });
+    await this.external.publish?.(pass);
+    return observeAgain(observation.observeAfterMs);
+  }
+
+  private async changed(writer: StatusWrite<S>, change: Change<S>): Promise<Action> {
+    const verdict: Verdict = ["False", change.reason, change.message];
+    await writer.write(change.status ?? {}, {
+      ready: verdict,
+      synced: ["True", change.reason, change.message],
+      reconciling: change.inProgress,
+    });
+    return Action.requeueAfter(change.requeueAfterMs);
+  }
+
+  /**
+   * Ready=False (and Synced=False) with a reason a user can act on, observedGeneration advanced,
+   * Stalled when only a spec change can help; then the retry: refused credentials wait together
+   * (no hot loop), everything else goes back to the runtime, which reads the error's shape.
+   */
+  private async fail(
+    writer: StatusWrite<S>,
+    ctx: Context<ManagedObject<S>>,
+    err: unknown,
+    credentials: ResolvedCredentials | undefined,
+  ): Promise<Action> {
+    if (ctx.signal.aborted) throw err;
+    const failure = describeFailure(err);
+    const terminal = isTerminal(err);
+    const recorded = err instanceof Problem ? ((err.status ?? {}) as Partial<S>) : {};
+    try {
+      await writer.write(recorded, {
+        ready: ["False", failure.reason, failure.message],
+        synced: ["False", failure.reason, failure.message],
+        stalled: terminal,
+      });
+    } catch (writeErr) {
+      ctx.log.warn({ err: String(writeErr) }, "could not record the failure in status");
+    }
+    if (err instanceof UnauthorizedError && credentials) {
+      this.options.access.reject(credentials, this.unauthorizedRetryMs);
+      const every = `${Math.round(this.unauthorizedRetryMs / 1000)} s`;
+      if (credentials.isDefault) {
+        ctx.events.warning(
+          "OperatorCredentialsRejected",
+          "Authenticate",
+          `the platform refused the operator's own API key (Secret ${credentials.source}); replace that key: ` +
+            `resources using it retry every ${every}, or at once when the Secret changes`,
+        );
+      } else {
+        ctx.events.warning(
+          "CredentialsRejected",
+          "Authenticate",
+          `the platform refused the API key in Secret ${credentials.source}; update that Secret`,
+        );
+      }
+      return Action.requeueAfter(this.unauthorizedRetryMs);
+    }
+    if ((err as { credentialsRejected?: boolean }).credentialsRejected) {
+      return Action.requeueAfter((err as Problem).retryAfterMs ?? this.unauthorizedRetryMs);
+    }
+    if (err instanceof Problem && err.reason === "OperationFailed") {
+      ctx.events.warning(err.reason, "Reconcile", err.message);
+    }
+    throw err;
+  }
+}
+
+function observeAgain(ms: number | undefined): Action {
+  return ms !== undefined ? Action.requeueAfter(ms) : Action.done();
+}
+
+/**
+ * The status side of one pass: a private copy of the object (the cached one is shared and must
+ * not change), every write based on the latest, each with the standard conditions.
+ */
+class StatusWrite<S extends object> {
+  obj: ManagedObject<S>;
+  private readonly ctx: Context<ManagedObject<S>>;
+  private readonly now: () => Date;
+
+  private readonly identity: { apiVersion: string; kind: string };
+
+  constructor(
+    cached: ManagedObject<S>,
+    kind: ManagedKind<unknown>,
+    ctx: Context<ManagedObject<S>>,
+    now: () => Date,
+  ) {
+    // List answers carry no apiVersion/kind per item; owner references need them.
+    this.identity = { apiVersion: kind.resource.apiVersion, kind: kind.resource.kind };
+    this.obj = { ...cached, ...this.identity, metadata: { ...cached.metadata } };
+    this.ctx = ctx;
+    this.now = now;
+  }
+
+  /** Status fields merged over the current status (undefined removes one), conditions untouched. */
+  async save(changes: Partial<S>): Promise<void> {
+    await this.put({ ...(this.obj.status ?? {}), ...changes });
+  }
+
+  /** Status fields merged over the current status, with the standard conditions for this generation. */
+  async write(fields: Partial<S>, conditions: Conditions): Promise<void> {
+    const current = (this.obj.status ?? {}) as Status & {
+      conditions?: Parameters<typeof standardConditions>[0];
+    };
+    const generation = this.obj.metadata.generation;
+    await this.put({
+      ...current,
+      ...fields,
+      observedGeneration: generation,
+      conditions: standardConditions(current.conditions, generation, conditions, this.now()),
+    });
+  }
+
+  private async put(next: Status): Promise<void> {
+    for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
+    const written = await this.ctx.status.patch(this.obj, next);
+    this.obj = {
+      ...written,
+      ...this.identity,
+      metadata: { ...written.metadata },
+      status: (written.status ?? next) as S,
+    };
+  }
+}
