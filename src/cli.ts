@@ -4,7 +4,7 @@
 // repository (tools/), not part of the package or the image.
 import { renderAllCrds } from "./api/index.ts";
 import { configHelp, loadConfig } from "./config.ts";
-import { ConfigError } from "./runtime/index.ts";
+import { ConfigError, terminationSignal } from "./runtime/index.ts";
 import { createLogger } from "./runtime/log.ts";
 
 const usage = `Usage: neon-cloud-operator <command> [options]
@@ -44,19 +44,15 @@ async function run(argv: string[]): Promise<number> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  const signalled = terminationSignal();
   const { startOperator } = await import("./operator.ts");
   const operator = await startOperator(config, log);
-  await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      log.info({ signal }, "shutting down");
-      operator.stop().then(resolve, (err: unknown) => {
-        log.error({ err }, "shutdown failed");
-        resolve();
-      });
-    };
-    process.once("SIGTERM", () => shutdown("SIGTERM"));
-    process.once("SIGINT", () => shutdown("SIGINT"));
-  });
+  log.info({ signal: await signalled }, "shutting down");
+  try {
+    await operator.stop();
+  } catch (err) {
+    log.error({ err }, "shutdown failed");
+  }
   log.info("stopped");
   return 0;
 }

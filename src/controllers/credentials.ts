@@ -1,10 +1,11 @@
 // Which platform API key a resource acts with: the Secret its spec names (in
-// its own namespace), or the operator's default. One PlatformClient per key,
-// so resources that share a key share its connection pool and rate budget.
-import { createHash } from "node:crypto";
+// its own namespace), or the operator's default. One PlatformClient per key
+// (accounts.ts), so resources that share a key share its connection pool, and
+// keys of one account share its rate budget.
 import type { Logger } from "pino";
 import type { SecretKeyRef } from "../api/fields.ts";
-import { PlatformClient, type PlatformClientOptions } from "../platform/index.ts";
+import type { PlatformClient, PlatformClientOptions } from "../platform/index.ts";
+import { Accounts } from "./accounts.ts";
 import type { KubeClient, KubeObject, Store } from "../runtime/index.ts";
 
 export const secretKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" } as const;
@@ -45,14 +46,20 @@ export class CredentialsNotFoundError extends Error {
   }
 }
 
-export interface ResolvedCredentials {
-  client: PlatformClient;
+/** Credentials found in their Secret, not yet used. */
+export interface FoundCredentials {
   /** `namespace/name` of the Secret, for messages: never the key itself. */
   source: string;
   /** True when the operator's own key is used (a 401 then concerns the operator's installation). */
   isDefault: boolean;
   /** The Secret's resourceVersion: a refused key is retried at once when its Secret changes. */
   version: string | undefined;
+  /** The key's client (its account identified on first use). */
+  connect(): Promise<PlatformClient>;
+}
+
+export interface ResolvedCredentials extends FoundCredentials {
+  client: PlatformClient;
 }
 
 export type SecretLookup = (namespace: string, name: string) => Secret | undefined;
@@ -64,20 +71,23 @@ export function decodeSecretValue(secret: Secret, key: string): string | undefin
 }
 
 export class PlatformAccess {
-  private readonly clients = new Map<string, PlatformClient>();
-  private readonly baseUrl: string;
+  readonly accounts: Accounts;
   private readonly defaults: DefaultCredentials | undefined;
-  private readonly clientOptions: Omit<PlatformClientOptions, "apiKey" | "baseUrl">;
 
   constructor(options: {
     baseUrl: string;
     defaultCredentials?: DefaultCredentials | undefined;
-    clientOptions?: Omit<PlatformClientOptions, "apiKey" | "baseUrl">;
+    clientOptions?: Omit<PlatformClientOptions, "apiKey" | "baseUrl" | "budget">;
     logger?: Logger;
+    /** A key's client unused this long is closed (default 15 min). */
+    idleMs?: number;
   }) {
-    this.baseUrl = options.baseUrl;
     this.defaults = options.defaultCredentials;
-    this.clientOptions = { ...options.clientOptions, ...(options.logger ? { logger: options.logger } : {}) };
+    this.accounts = new Accounts({
+      baseUrl: options.baseUrl,
+      clientOptions: { ...options.clientOptions, ...(options.logger ? { logger: options.logger } : {}) },
+      ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
+    });
   }
 
   /** The Secret a resource's credentials come from, for watch mappings. */
@@ -89,7 +99,7 @@ export class PlatformAccess {
     return this.defaults ? { namespace: this.defaults.namespace, name: this.defaults.name } : undefined;
   }
 
-  resolve(namespace: string, ref: SecretKeyRef | undefined, lookup: SecretLookup): ResolvedCredentials {
+  find(namespace: string, ref: SecretKeyRef | undefined, lookup: SecretLookup): FoundCredentials {
     const target = ref
       ? { namespace, name: ref.secretName, key: ref.key }
       : this.defaults
@@ -106,10 +116,10 @@ export class PlatformAccess {
     const apiKey = decodeSecretValue(secret, target.key);
     if (!apiKey) throw new CredentialsNotFoundError(`Secret ${source} has no key "${target.key}"`);
     return {
-      client: this.clientFor(apiKey),
       source,
       isDefault: !ref,
       version: secret.metadata.resourceVersion,
+      connect: () => this.accounts.client(apiKey),
     };
   }
 
@@ -120,12 +130,12 @@ export class PlatformAccess {
    * The platform refused these credentials: every resource using them waits together (a 401 is a
    * property of the key, not of one resource), until `forMs` passes or the Secret changes.
    */
-  reject(credentials: ResolvedCredentials, forMs: number): void {
+  reject(credentials: FoundCredentials, forMs: number): void {
     this.rejected.set(credentials.source, { version: credentials.version, until: Date.now() + forMs });
   }
 
   /** How long the credentials still wait after a refusal; undefined when they may be tried. */
-  rejectedFor(credentials: ResolvedCredentials): number | undefined {
+  rejectedFor(credentials: FoundCredentials): number | undefined {
     const entry = this.rejected.get(credentials.source);
     if (!entry) return undefined;
     const left = entry.until - Date.now();
@@ -136,27 +146,8 @@ export class PlatformAccess {
     return left;
   }
 
-  clientFor(apiKey: string): PlatformClient {
-    const id = createHash("sha256").update(apiKey).digest("hex");
-    let client = this.clients.get(id);
-    if (!client) {
-      client = new PlatformClient({ ...this.clientOptions, baseUrl: this.baseUrl, apiKey });
-      this.clients.set(id, client);
-    }
-    return client;
-  }
-
-  /** Drops the client of a key that stopped working (revoked), closing its connections. */
-  async forget(apiKey: string): Promise<void> {
-    const id = createHash("sha256").update(apiKey).digest("hex");
-    const client = this.clients.get(id);
-    this.clients.delete(id);
-    await client?.close();
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.clients.values()].map((c) => c.close()));
-    this.clients.clear();
+  close(): Promise<void> {
+    return this.accounts.close();
   }
 }
 
@@ -174,16 +165,16 @@ export class CredentialsLookup {
     this.maxAgeMs = options.maxAgeMs ?? 10_000;
   }
 
-  async resolve(
+  async find(
     access: PlatformAccess,
     namespace: string,
     ref: SecretKeyRef | undefined,
     cache: Store<Secret>,
     kube: KubeClient,
-  ): Promise<ResolvedCredentials> {
+  ): Promise<FoundCredentials> {
     const target = access.secretFor(namespace, ref);
     const secret = target ? await this.secret(target.namespace, target.name, cache, kube) : undefined;
-    return access.resolve(namespace, ref, () => secret);
+    return access.find(namespace, ref, () => secret);
   }
 
   private async secret(

@@ -17,7 +17,6 @@
  * operation polls (which the tracker already rations) would otherwise wait until every worker
  * was stuck on one, stalling the creates too.
  */
-import { createHash } from "node:crypto";
 import { RateLimitedError } from "./errors.ts";
 
 export interface RateLimits {
@@ -83,22 +82,6 @@ class GrantLog {
 }
 
 export class RateBudget {
-  private static readonly registry = new Map<string, RateBudget>();
-
-  /**
-   * The one budget of an account (base URL + credential): two clients with the same key share it.
-   * The key is hashed before it is used as a registry key.
-   */
-  static forAccount(baseUrl: string, apiKey: string, limits?: Partial<RateLimits>): RateBudget {
-    const account = `${baseUrl.replace(/\/+$/, "")} ${createHash("sha256").update(apiKey).digest("hex")}`;
-    let budget = RateBudget.registry.get(account);
-    if (!budget) {
-      budget = new RateBudget(limits);
-      RateBudget.registry.set(account, budget);
-    }
-    return budget;
-  }
-
   readonly limits: Required<RateLimits>;
   private readonly now: () => number;
   private readonly minuteLog: GrantLog;

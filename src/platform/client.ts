@@ -20,6 +20,8 @@ import {
 import {
   type ApiKey,
   type ApiKeyCreated,
+  type AuthDetails,
+  authDetailsWire,
   apiKeyCreatedWire,
   type ApiKeyRevoked,
   apiKeyRevokedWire,
@@ -48,7 +50,10 @@ export interface PlatformClientOptions extends TransportTimeouts {
   /** Ends with /api/v2. Default: the platform's public URL. */
   baseUrl?: string;
   apiKey: string;
-  /** The account's shared budget. Default: `RateBudget.forAccount(baseUrl, apiKey, limits)`. */
+  /**
+   * The account's budget, shared by every client of the account's keys (the platform's limit is
+   * per account: see the operator's PlatformAccess). Default: a budget of this client's own.
+   */
   budget?: RateBudget;
   /** Limits for the default budget; ignored when `budget` is given. */
   limits?: Partial<RateLimits>;
@@ -87,7 +92,7 @@ export class PlatformClient implements OperationsSource {
 
   constructor(options: PlatformClientOptions) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
-    this.budget = options.budget ?? RateBudget.forAccount(this.baseUrl, options.apiKey, options.limits);
+    this.budget = options.budget ?? new RateBudget(options.limits);
     this.pollIntervalMs = options.pollIntervalMs ?? 5_000;
     this.trackerOptions = {
       busy: () => this.budget.busyWithMutations(),
@@ -176,6 +181,17 @@ export class PlatformClient implements OperationsSource {
       template: "/api_keys/{key_id}",
       path: `/api_keys/${id(keyId)}`,
       schema: apiKeyRevokedWire,
+      signal: options.signal,
+    });
+  }
+
+  /** Who the key belongs to: the account (user or organization) whose limits it spends. */
+  authDetails(options: CallOptions = {}): Promise<AuthDetails> {
+    return this.run({
+      method: "GET",
+      template: "/auth",
+      path: "/auth",
+      schema: authDetailsWire,
       signal: options.signal,
     });
   }

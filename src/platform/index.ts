@@ -21,6 +21,7 @@ export type {
   ApiKey,
   ApiKeyCreated,
   ApiKeyRevoked,
+  AuthDetails,
   Endpoint,
   EndpointCreateSpec,
   EndpointMutation,

@@ -234,6 +234,15 @@ export const apiKeyRevokedWire = z
 export type ApiKeyRevoked = z.output<typeof apiKeyRevokedWire>;
 
 // ---------------------------------------------------------------------------------------------
+// Who a key belongs to
+
+export const authDetailsWire = z
+  .object({ account_id: z.string(), auth_method: z.string() })
+  .transform((a) => ({ accountId: a.account_id, authMethod: a.auth_method }));
+
+export type AuthDetails = z.output<typeof authDetailsWire>;
+
+// ---------------------------------------------------------------------------------------------
 // Projects
 
 export const projectWire = z

@@ -39,7 +39,7 @@ export {
 export * from "./kube.ts";
 export { LeaderElector, leaseKind, type LeaderElectionOptions, type LeaderCallbacks } from "./leader.ts";
 export { createLogger, silentLogger, type Logger } from "./log.ts";
-export { Manager, managerOptionsFromConfig, type ManagerOptions } from "./manager.ts";
+export { Manager, managerOptionsFromConfig, terminationSignal, type ManagerOptions } from "./manager.ts";
 export { createMetrics, type Metrics, type PlatformClientMetrics, type ReconcileResult } from "./metrics.ts";
 export { startServer, type RunningServer, type ServerOptions } from "./server.ts";
 export { StatusWriter, jsonEqual, mergePatchFor } from "./status.ts";

@@ -183,13 +183,18 @@ export class Manager {
 
   /** Starts, then waits for SIGTERM or SIGINT and shuts down cleanly; the caller exits 0. */
   async run(): Promise<void> {
-    const signalled = new Promise<string>((resolve) => {
-      process.once("SIGTERM", () => resolve("SIGTERM"));
-      process.once("SIGINT", () => resolve("SIGINT"));
-    });
+    const signalled = terminationSignal();
     await this.start();
     const signal = await signalled;
     this.log.info({ signal }, "received signal");
     await this.stop();
   }
+}
+
+/** Resolves with the name of the first SIGTERM or SIGINT the process receives. */
+export function terminationSignal(): Promise<string> {
+  return new Promise<string>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
 }

@@ -17,7 +17,7 @@ import {
 import type { KindControllerOptions } from "../../src/controllers/options.ts";
 import {
   fastRetry,
-  generousBudget,
+  generousLimits,
   startPlatform,
   type TestPlatform,
 } from "../../test/support/platform/platform.ts";
@@ -100,7 +100,7 @@ export async function startApiKeyWorld(): Promise<ApiKeyWorld> {
         const access = new PlatformAccess({
           baseUrl: platform.emulator.url,
           defaultCredentials: { namespace, name: defaultCredentialsName, key: "apiKey" },
-          clientOptions: { budget: generousBudget(), retry: fastRetry },
+          clientOptions: { limits: generousLimits, retry: fastRetry },
           logger: log,
         });
         accesses.push(access);

@@ -14,6 +14,7 @@ import {
 import {
   CredentialsLookup,
   secretKind,
+  type FoundCredentials,
   type PlatformAccess,
   type ResolvedCredentials,
   type Secret,
@@ -54,14 +55,14 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
 
   async reconcile(cached: ManagedObject<S>, ctx: Context<ManagedObject<S>>): Promise<Action> {
     const writer = new StatusWrite<S>(cached, this.kind, ctx, this.now);
-    let credentials: ResolvedCredentials | undefined;
+    const found: { credentials?: FoundCredentials } = {};
     try {
       const spec = this.parse(cached);
-      credentials = await this.credentials(cached, spec, ctx);
+      const credentials = await this.credentials(cached, spec, ctx, found);
       const pass = this.pass(writer, spec, credentials, ctx);
       return await this.apply(pass, writer, spec);
     } catch (err) {
-      return this.fail(writer, ctx, err, credentials);
+      return this.fail(writer, ctx, err, found.credentials);
     }
   }
 
@@ -72,13 +73,13 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
     const spec = parsed.data;
     if (this.kind.observeOnly(spec) || this.kind.orphanOnDelete(spec)) return Action.done();
     const writer = new StatusWrite<S>(cached, this.kind, ctx, this.now);
-    let credentials: ResolvedCredentials | undefined;
+    const found: { credentials?: FoundCredentials } = {};
     try {
-      credentials = await this.credentials(cached, spec, ctx);
+      const credentials = await this.credentials(cached, spec, ctx, found);
       const deletion = await this.external.delete(this.pass(writer, spec, credentials, ctx));
       return deletion.gone ? Action.done() : Action.requeueAfter(deletion.requeueAfterMs);
     } catch (err) {
-      return this.fail(writer, ctx, err, credentials);
+      return this.fail(writer, ctx, err, found.credentials);
     }
   }
 
@@ -92,33 +93,33 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
     throw Object.assign(new TerminalError(`invalid spec: ${issues}`), { reason: "InvalidSpec" });
   }
 
+  /**
+   * The credentials of the resource and their client. Credentials the platform refused wait
+   * (for every resource using them) until their Secret changes or the wait is over, with no
+   * request sent. `found` keeps what was found for the failure path.
+   */
   private async credentials(
     obj: ManagedObject<S>,
     spec: Spec,
     ctx: Context<ManagedObject<S>>,
+    found: { credentials?: FoundCredentials },
   ): Promise<ResolvedCredentials> {
-    const resolved = await this.lookup.resolve(
+    const credentials = await this.lookup.find(
       this.options.access,
       obj.metadata.namespace ?? "",
       this.kind.credentials(spec),
       ctx.cache<Secret>(secretKind),
       ctx.client,
     );
-    const waitMs = this.options.access.rejectedFor(resolved);
+    found.credentials = credentials;
+    const waitMs = this.options.access.rejectedFor(credentials);
     if (waitMs !== undefined) {
-      // Another resource's request was refused with these very credentials: don't send more.
-      throw Object.assign(
-        new Problem(
-          "Unauthorized",
-          `the platform refused the API key in Secret ${resolved.source} (401); waiting for it to change`,
-          {
-            retryAfterMs: waitMs,
-          },
-        ),
-        { credentialsRejected: true },
+      throw new CredentialsRejected(
+        `the platform refused the API key in Secret ${credentials.source} (401); waiting for the Secret to change`,
+        waitMs,
       );
     }
-    return resolved;
+    return { ...credentials, client: await credentials.connect() };
   }
 
   private pass(
@@ -201,7 +202,7 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
     writer: StatusWrite<S>,
     ctx: Context<ManagedObject<S>>,
     err: unknown,
-    credentials: ResolvedCredentials | undefined,
+    credentials: FoundCredentials | undefined,
   ): Promise<Action> {
     if (ctx.signal.aborted) throw err;
     const failure = describeFailure(err);
@@ -216,6 +217,7 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
     } catch (writeErr) {
       ctx.log.warn({ err: String(writeErr) }, "could not record the failure in status");
     }
+    if (err instanceof CredentialsRejected) return Action.requeueAfter(err.retryAfterMs);
     if (err instanceof UnauthorizedError && credentials) {
       this.options.access.reject(credentials, this.unauthorizedRetryMs);
       const every = `${Math.round(this.unauthorizedRetryMs / 1000)} s`;
@@ -235,13 +237,19 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
       }
       return Action.requeueAfter(this.unauthorizedRetryMs);
     }
-    if ((err as { credentialsRejected?: boolean }).credentialsRejected) {
-      return Action.requeueAfter((err as Problem).retryAfterMs ?? this.unauthorizedRetryMs);
-    }
     if (err instanceof Problem && err.reason === "OperationFailed") {
       ctx.events.warning(err.reason, "Reconcile", err.message);
     }
     throw err;
+  }
+}
+
+/** Another resource's request with these credentials was refused: this one waits, sending nothing. */
+class CredentialsRejected extends Problem {
+  override readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs: number) {
+    super("Unauthorized", message, { retryAfterMs });
+    this.retryAfterMs = retryAfterMs;
   }
 }
 

@@ -36,8 +36,10 @@ export interface TestPlatform {
 }
 
 /** A budget too large to matter, for tests that are not about the budget. */
-export const generousBudget = (): RateBudget =>
-  new RateBudget({ perMinute: 1_000_000, burstPerSecondPerRoute: 100_000, accountBurst: 100_000 });
+/** Limits far beyond what a test sends: the budget never holds a request back. */
+export const generousLimits = { perMinute: 1_000_000, burstPerSecondPerRoute: 100_000, accountBurst: 100_000 };
+
+export const generousBudget = (): RateBudget => new RateBudget(generousLimits);
 
 /** Retries sized for tests: the same rules, milliseconds instead of seconds. */
 export const fastRetry = { baseDelayMs: 5, maxDelayMs: 40, maxInlineWaitMs: 100, lockedRetryAfterMs: 20 };
