@@ -1,10 +1,12 @@
 // `npm run generate`: writes crds/*.yaml from the zod schemas in src/api, and
 // the copies that kustomize (deploy/crds/) and Helm (the chart's files/crds/)
-// need because neither loads files from outside its own folder; and the
-// field reference under docs/reference/.
+// need because neither loads files from outside its own folder; the field
+// reference under docs/reference/; and the RBAC rules (src/api/rbac.ts) of
+// deploy/base, deploy/namespaced and the Helm chart.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { crdFileName, kinds } from "../src/api/index.ts";
+import { rbacFiles } from "../src/api/rbac-files.ts";
 import { renderCrdYaml } from "../src/api/kind.ts";
 import { referenceFileName, renderReference } from "../src/api/reference.ts";
 
@@ -28,5 +30,11 @@ await mkdir(docs, { recursive: true });
 for (const kind of kinds) {
   const file = join(docs, referenceFileName(kind));
   await writeFile(file, renderReference(kind));
+  process.stdout.write(`wrote ${file}\n`);
+}
+
+for (const [path, render] of Object.entries(rbacFiles)) {
+  const file = join(root, path);
+  await writeFile(file, render());
   process.stdout.write(`wrote ${file}\n`);
 }

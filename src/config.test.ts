@@ -43,6 +43,15 @@ describe("operator configuration", () => {
     expect(config.logLevel).toBe("debug");
   });
 
+  it("takes a switch as --flag, --no-flag or --flag=value", () => {
+    expect(loadConfig(["--leader-election=false"], {}).leaderElection).toBe(false);
+    expect(loadConfig(["--no-leader-election", "--leader-election"], {}).leaderElection).toBe(true);
+    expect(problems(["--leader-election=maybe"])).toEqual([
+      expect.stringMatching(/^--leader-election = "maybe": expected true or false/),
+    ]);
+    expect(problems(["--no-concurrency"])).toEqual(['unknown argument "--no-concurrency"']);
+  });
+
   it("names every bad value and where it came from", () => {
     const found = problems(["--concurrency=zero", "--platform-base-url=ftp://x", "--bogus"], {
       NEON_OPERATOR_RESYNC_PERIOD: "10 minutes",

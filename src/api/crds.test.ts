@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { crdFileName, kinds } from "./index.ts";
 import { renderCrdYaml } from "./kind.ts";
+import { rbacFiles } from "./rbac-files.ts";
 import { referenceFileName, renderReference } from "./reference.ts";
 
 const crdDir = join(import.meta.dirname, "..", "..", "crds");
@@ -19,6 +20,15 @@ describe("generated CRDs", () => {
     it(`docs/reference/${referenceFileName(kind)} documents the ${kind.kind} schema`, async () => {
       const committed = await readFile(join(referenceDir, referenceFileName(kind)), "utf8");
       expect(committed, "docs/reference is stale: run `npm run generate`").toBe(renderReference(kind));
+    });
+  }
+});
+
+describe("generated RBAC", () => {
+  for (const [path, render] of Object.entries(rbacFiles)) {
+    it(`${path} grants exactly the rules of src/api/rbac.ts`, async () => {
+      const committed = await readFile(join(import.meta.dirname, "..", "..", path), "utf8");
+      expect(committed, "RBAC is stale: run `npm run generate`").toBe(render());
     });
   }
 });

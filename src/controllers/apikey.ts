@@ -9,7 +9,13 @@ import type { Controller } from "../runtime/index.ts";
 import { issueKey } from "./apikey-issue.ts";
 import { KeyListCache } from "./apikey-keylist.ts";
 import { KeyPass, type ApiKeyObject } from "./apikey-pass.ts";
-import { apiKeyLabel, deleteKeySecret, releaseKeySecret, storedKey } from "./apikey-secret.ts";
+import {
+  apiKeyLabel,
+  deleteKeySecret,
+  isControlledBy,
+  releaseKeySecret,
+  storedKey,
+} from "./apikey-secret.ts";
 import { secretKind, type Secret } from "./credentials.ts";
 import { managedController } from "./managed/controller.ts";
 import type { Change, Deletion, ExternalClient, ManagedKind, Observation, Pass } from "./managed/types.ts";
@@ -56,6 +62,8 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
 
   async observe(pass: KPass): Promise<Observation<S, Due[]>> {
     const k = new KeyPass(pass, this.keys);
+    // Status lost (a restore from a backup without status, an edit): the Secret says which key is ours.
+    if (k.status.keyId === undefined && !k.status.pendingKeyName) await this.recover(k);
     const status = k.status;
     const keyId = status.keyId;
     if (keyId === undefined) return { state: "absent" };
@@ -167,6 +175,34 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
       pass.events.normal("KeyRevoked", "Delete", `revoked key id(s) ${[...ours].join(", ") || "none"}`);
     }
     return { gone: true };
+  }
+
+  /**
+   * Takes the key back into status from the Secret this ApiKey controls, when the platform lists
+   * it under a name this ApiKey gives (`<keyName>-<suffix>`): issuing a new one instead would
+   * overwrite the Secret and leave the old key live in nobody's hands.
+   */
+  private async recover(k: KeyPass): Promise<void> {
+    const secret = await k.pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
+    if (!secret || !isControlledBy(secret, k.obj)) return;
+    const inSecret = storedKey(secret);
+    if (inSecret?.keyId === undefined || inSecret.fingerprint === undefined) return;
+    const key = (await this.keys.fresh(k.pass.client)).find(
+      (listed) => listed.id === inSecret.keyId && listed.name.startsWith(`${k.keyName}-`),
+    );
+    if (!key) return;
+    await k.save({
+      keyId: key.id,
+      keyName: key.name,
+      keyFingerprint: inSecret.fingerprint,
+      createdAt: key.createdAt,
+      secretName: k.secretName,
+    });
+    k.pass.events.normal(
+      "KeyRecovered",
+      "Recover",
+      `status had lost its key; key ${key.name} (id ${key.id}) in Secret ${k.secretName} is this ApiKey's`,
+    );
   }
 
   /** The key's entry in the account's key list; a miss is confirmed with a fresh list before it counts. */

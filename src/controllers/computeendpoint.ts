@@ -117,7 +117,7 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
         throw new Problem(
           "EndpointNotFound",
           `endpoint ${spec.endpointId} not found in project ${spec.projectId}`,
-          { retryAfterMs: 60_000 },
+          { retryAfterMs: 60_000, stalled: true },
         );
       }
       return { state: "absent" };
@@ -262,7 +262,14 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
   }
 
   async delete(pass: CePass): Promise<Deletion> {
-    const endpoint = await this.find(pass.client, pass.obj, pass.spec);
+    let endpoint: Endpoint | undefined;
+    try {
+      endpoint = await this.find(pass.client, pass.obj, pass.spec);
+    } catch (err) {
+      // A project that does not exist holds no endpoint of ours: nothing to wait for.
+      if (err instanceof Problem && err.reason === "ProjectNotFound") return { gone: true };
+      throw err;
+    }
     if (!endpoint) return { gone: true };
     try {
       await pass.client.deleteEndpoint(pass.spec.projectId, endpoint.id, { signal: pass.signal });
@@ -293,15 +300,24 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
       endpoints = await client.snapshot(spec.projectId, { maxAgeMs: observeMaxAge(obj, this.resyncMs) });
     } catch (err) {
       if (err instanceof NotFoundError) {
-        throw new Problem("ProjectNotFound", `project ${spec.projectId} not found`, { retryAfterMs: 60_000 });
+        throw new Problem("ProjectNotFound", `project ${spec.projectId} not found`, {
+          retryAfterMs: 60_000,
+          stalled: true,
+        });
       }
       throw err;
     }
     const id = spec.endpointId ?? obj.status?.endpointId;
     const name = creationName(obj.metadata.uid ?? "");
-    return id
-      ? (endpoints.find((e) => e.id === id) ?? endpoints.find((e) => e.name === name))
-      : endpoints.find((e) => e.name === name);
+    const match = (list: readonly Endpoint[]) =>
+      id
+        ? (list.find((e) => e.id === id) ?? list.find((e) => e.name === name))
+        : list.find((e) => e.name === name);
+    const found = match(endpoints);
+    // The snapshot may be as old as the resync period: an endpoint the user named (to adopt or
+    // observe) and made outside the operator may be newer. A miss is believed only after a fresh list.
+    if (found || !spec.endpointId) return found;
+    return match(await client.snapshot(spec.projectId, { maxAgeMs: 0 }));
   }
 }
 

@@ -179,8 +179,10 @@ export function loadSettings<T extends Settings>(
     if (key === undefined || setting === undefined || (negated && !isSwitch(setting))) {
       problems.push(`unknown argument "${raw}"`);
     } else if (isSwitch(setting)) {
-      if (token.value !== undefined) problems.push(`unknown argument "${raw}"`);
-      else fromFlags.set(key, negated ? "false" : "true");
+      // `--flag`, `--no-flag`, or `--flag=false` (as the Deployment's args or a script may write it).
+      if (token.value === undefined) fromFlags.set(key, negated ? "false" : "true");
+      else if (negated) problems.push(`unknown argument "${raw}"`);
+      else fromFlags.set(key, token.value);
     } else if (token.value === undefined) problems.push(`--${setting.flag} needs a value`);
     else fromFlags.set(key, token.value);
   }

@@ -100,6 +100,31 @@ describe("an ApiKey on the real API server and the emulator", () => {
     expect(await authenticates(world, old.value)).toBe(false);
   });
 
+  it("a status wiped (a restore from a backup without status) takes the key back from its Secret", async () => {
+    const s = await world.scenario("ak-wiped");
+    await s.start();
+    await s.create("restored");
+    const first = await s.waitReady("restored");
+    const stored = (await s.stored("restored-api-key"))!;
+    await kubectl([
+      "patch",
+      "apikey",
+      "restored",
+      "-n",
+      s.namespace,
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ status: null }),
+    ]);
+    const again = await s.waitReady("restored", (o) => o.status?.keyId !== undefined);
+    expect(again.status?.keyId).toBe(first.status?.keyId);
+    expect((await s.stored("restored-api-key"))?.keyId).toBe(stored.keyId);
+    expect(await authenticates(world, stored.value)).toBe(true);
+    // No second key was issued, so none is live in nobody's hands.
+    expect((await liveKeys(world, "restored")).map((k) => k.id)).toEqual([stored.keyId]);
+  });
+
   it("Retain keeps the key and its Secret after the ApiKey is gone", async () => {
     const s = await world.scenario("ak-retain");
     await s.start();

@@ -26,17 +26,23 @@ export class Problem<Status = unknown> extends Error {
   readonly reason: string;
   readonly retryAfterMs: number | undefined;
   readonly terminal: boolean;
+  /**
+   * Shown as Stalled (kstatus: Failed) though still retried now and then: a project or branch
+   * that does not exist will rarely appear by itself, and GitOps tools should not wait on it.
+   */
+  readonly stalled: boolean;
   readonly status: Partial<Status> | undefined;
   constructor(
     reason: string,
     message: string,
-    options: { retryAfterMs?: number; terminal?: boolean; status?: Partial<Status> } = {},
+    options: { retryAfterMs?: number; terminal?: boolean; stalled?: boolean; status?: Partial<Status> } = {},
   ) {
     super(message);
     this.name = "Problem";
     this.reason = reason;
     this.retryAfterMs = options.retryAfterMs;
     this.terminal = options.terminal ?? false;
+    this.stalled = this.terminal || (options.stalled ?? false);
     this.status = options.status;
   }
 }
@@ -65,4 +71,9 @@ export function describeFailure(err: unknown): Failure {
 /** True when retrying cannot help until the spec changes. */
 export function isTerminal(err: unknown): boolean {
   return (err as { terminal?: unknown } | null)?.terminal === true;
+}
+
+/** True when the resource should read as stuck (Stalled): terminal, or unlikely to change by itself. */
+export function isStalled(err: unknown): boolean {
+  return isTerminal(err) || (err instanceof Problem && err.stalled);
 }

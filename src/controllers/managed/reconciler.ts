@@ -20,7 +20,7 @@ import {
   type Secret,
 } from "../credentials.ts";
 import { standardConditions, type Conditions } from "./conditions.ts";
-import { describeFailure, isTerminal, Problem } from "./failures.ts";
+import { describeFailure, isStalled, Problem } from "./failures.ts";
 import type { Change, ExternalClient, ManagedKind, ManagedObject, Pass, Verdict } from "./types.ts";
 
 export interface ManagedReconcilerOptions {
@@ -206,13 +206,13 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
   ): Promise<Action> {
     if (ctx.signal.aborted) throw err;
     const failure = describeFailure(err);
-    const terminal = isTerminal(err);
+    const stalled = isStalled(err);
     const recorded = err instanceof Problem ? ((err.status ?? {}) as Partial<S>) : {};
     try {
       await writer.write(recorded, {
         ready: ["False", failure.reason, failure.message],
         synced: ["False", failure.reason, failure.message],
-        stalled: terminal,
+        stalled,
       });
     } catch (writeErr) {
       ctx.log.warn({ err: String(writeErr) }, "could not record the failure in status");

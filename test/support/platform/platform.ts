@@ -37,7 +37,11 @@ export interface TestPlatform {
 
 /** A budget too large to matter, for tests that are not about the budget. */
 /** Limits far beyond what a test sends: the budget never holds a request back. */
-export const generousLimits = { perMinute: 1_000_000, burstPerSecondPerRoute: 100_000, accountBurst: 100_000 };
+export const generousLimits = {
+  perMinute: 1_000_000,
+  burstPerSecondPerRoute: 100_000,
+  accountBurst: 100_000,
+};
 
 export const generousBudget = (): RateBudget => new RateBudget(generousLimits);
 

@@ -22,36 +22,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/*
 The operator's rules on the resources it manages, granted cluster-wide by the
-ClusterRole or per watched namespace by a Role. Same as deploy/base/clusterrole.yaml.
+ClusterRole or per watched namespace by a Role. files/rules.yaml is generated from
+src/api/rbac.ts (npm run generate), as deploy/base/clusterrole.yaml is.
 */}}
 {{- define "neon-cloud-operator.rules" -}}
-# Watch the resources and add or remove the operator's finalizer (a JSON patch).
-- apiGroups: [neoncloud.dev]
-  resources: [computeendpoints, apikeys]
-  verbs: [get, list, watch, update, patch]
-# Report state; status is a separate subresource with its own permission.
-- apiGroups: [neoncloud.dev]
-  resources: [computeendpoints/status, apikeys/status]
-  verbs: [get, update, patch]
-# Owner references with blockOwnerDeletion need update on the owner's finalizers.
-- apiGroups: [neoncloud.dev]
-  resources: [computeendpoints/finalizers, apikeys/finalizers]
-  verbs: [update]
-# ApiKey writes the Secrets it owns; both kinds read the credentials Secret a resource names.
-- apiGroups: [""]
-  resources: [secrets]
-  verbs: [get, list, watch, create, update, patch, delete]
-# ComputeEndpoint publishes connection details in a ConfigMap it owns.
-- apiGroups: [""]
-  resources: [configmaps]
-  verbs: [get, list, watch, create, update, patch, delete]
-# Events on the resources (repeats are aggregated by a patch).
-- apiGroups: [events.k8s.io]
-  resources: [events]
-  verbs: [create, patch]
-- apiGroups: [""]
-  resources: [events]
-  verbs: [create, patch]
+{{ .Files.Get "files/rules.yaml" }}
 {{- end -}}
 
 {{- define "neon-cloud-operator.serviceAccountSubject" -}}

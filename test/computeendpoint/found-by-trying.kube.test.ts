@@ -1,0 +1,133 @@
+// Bugs found by trying the product as a new user would, each a scenario that failed before the
+// managed-resource layer fixed it: adopting an endpoint made outside, deleting a resource whose
+// project does not exist, and a refused operator key that must not turn into a burst of requests.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  computeEndpointController,
+  type ComputeEndpointObject,
+} from "../../src/controllers/computeendpoint.ts";
+import type { Controller, KubeObject } from "../../src/runtime/index.ts";
+import { eventually, kubectl } from "../support/kube.ts";
+import { credentialsSecret, startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
+
+let h: OperatorHarness;
+const factory = (o: Parameters<typeof computeEndpointController>[0]) =>
+  computeEndpointController(o) as unknown as Controller<KubeObject>;
+
+function endpoint(name: string, spec: Record<string, unknown>) {
+  return {
+    apiVersion: "neoncloud.dev/v1alpha1",
+    kind: "ComputeEndpoint",
+    metadata: { name },
+    spec: { projectId: "proj-alpha", ...spec },
+  };
+}
+
+const resource = (name: string) => h.get<ComputeEndpointObject>("computeendpoint", name);
+const condition = (obj: ComputeEndpointObject, type: string) =>
+  obj.status?.conditions?.find((c) => c.type === type);
+
+async function readyWith(name: string, check: (o: ComputeEndpointObject) => boolean = () => true) {
+  return eventually(
+    async () => {
+      const obj = await resource(name);
+      const c = condition(obj, "Ready");
+      return c?.status === "True" && c.observedGeneration === obj.metadata.generation && check(obj)
+        ? obj
+        : undefined;
+    },
+    { what: `${name} Ready`, intervalMs: 200 },
+  );
+}
+
+async function setOperatorKey(key: string): Promise<void> {
+  await kubectl(["apply", "-n", h.namespace, "-f", "-"], {
+    input: JSON.stringify({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: credentialsSecret },
+      stringData: { apiKey: key },
+    }),
+  });
+}
+
+beforeAll(async () => {
+  h = await startOperatorHarness(factory, { prefix: "cep-found" });
+  await h.start();
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+describe("ComputeEndpoint, as a new user tries it", () => {
+  it("adopts an endpoint made outside the operator at once, though the project's list was read before", async () => {
+    // The operator has read proj-alpha's endpoints already (this resource's create)...
+    await h.apply(endpoint("first", { branchId: "br-dev" }));
+    await readyWith("first");
+    // ...then someone makes an endpoint in the console and asks the operator to adopt it.
+    const made = await h.platform.createEndpoint("proj-alpha", {
+      branchId: "br-staging",
+      type: "read_write",
+    });
+    await h.apply(endpoint("adopted", { branchId: "br-staging", endpointId: made.endpoint.id }));
+    const obj = await readyWith("adopted");
+    expect(obj.status?.endpointId).toBe(made.endpoint.id);
+  });
+
+  it("a resource naming a project that does not exist shows Stalled and can be deleted", async () => {
+    await h.apply(endpoint("nowhere", { projectId: "proj-missing", branchId: "br-dev" }));
+    const stuck = await eventually(
+      async () => {
+        const obj = await resource("nowhere");
+        return condition(obj, "Ready")?.reason === "ProjectNotFound" ? obj : undefined;
+      },
+      { what: "ProjectNotFound" },
+    );
+    expect(condition(stuck, "Stalled")?.status).toBe("True");
+    await kubectl(["delete", "computeendpoint", "nowhere", "-n", h.namespace, "--timeout=30s"]);
+    await expect(kubectl(["get", "computeendpoint", "nowhere", "-n", h.namespace])).rejects.toThrow(
+      /NotFound/,
+    );
+  });
+
+  it("a revoked operator key stops every resource's requests at once; a new key in the Secret wakes them", async () => {
+    const operatorKey = await h.platform.createApiKey("operator-key");
+    await setOperatorKey(operatorKey.key);
+    await h.start();
+    const names = ["key-a", "key-b", "key-c"];
+    const branches = ["br-feature", "br-dev", "br-staging"];
+    await Promise.all(
+      names.map((n, i) => h.apply(endpoint(n, { branchId: branches[i], type: "read_only" }))),
+    );
+    await Promise.all(names.map((n) => readyWith(n)));
+
+    await h.platform.revokeApiKey(operatorKey.id);
+    const refused = () => h.emulator.requestLog.latest().filter((e) => e.status === 401).length;
+    const before = refused();
+    // Each resource now has a change to make, so each would call the platform.
+    await Promise.all(
+      names.map((n) =>
+        h.apply(
+          endpoint(n, { branchId: branches[names.indexOf(n)], type: "read_only", computeUnits: { min: 2 } }),
+        ),
+      ),
+    );
+    await Promise.all(
+      names.map((n) =>
+        eventually(
+          async () => (condition(await resource(n), "Ready")?.reason === "Unauthorized" ? true : undefined),
+          {
+            what: `${n} Unauthorized`,
+          },
+        ),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    // At most the one wave of requests already in flight when the first refusal came back.
+    expect(refused() - before).toBeLessThanOrEqual(names.length);
+
+    await setOperatorKey(h.emulator.bootstrapKey);
+    await Promise.all(names.map((n) => readyWith(n, (o) => o.status?.computeUnits?.min === 2)));
+  });
+});
