@@ -152,13 +152,14 @@ export class PlatformAccess {
 }
 
 /**
- * Looks up the Secrets resources take credentials from: in the controller's cache when the
- * Secret's namespace is watched; otherwise (the operator's own key usually lives in the
- * operator's namespace, which need not be watched) read by name and kept a few seconds, as
- * thousands of resources share it.
+ * Looks up the Secrets resources take credentials from. The controllers cache Secrets' metadata
+ * only (a namespace's other Secrets would cost their whole size in memory), so a Secret's data is
+ * read by name and kept for as long as its cached resourceVersion says it is unchanged; a Secret
+ * outside the watched namespaces (the operator's own key, usually in the operator's namespace) is
+ * read by name and kept a few seconds, as thousands of resources share it.
  */
 export class CredentialsLookup {
-  private readonly unwatched = new Map<string, { secret: Secret | undefined; at: number }>();
+  private readonly read = new Map<string, { secret: Secret | undefined; version?: string; at: number }>();
   private readonly maxAgeMs: number;
 
   constructor(options: { maxAgeMs?: number } = {}) {
@@ -183,13 +184,18 @@ export class CredentialsLookup {
     cache: Store<Secret>,
     kube: KubeClient,
   ): Promise<Secret | undefined> {
-    const cached = cache.get(namespace, name);
-    if (cached) return cached;
     const key = `${namespace}/${name}`;
-    const memo = this.unwatched.get(key);
-    if (memo && Date.now() - memo.at < this.maxAgeMs) return memo.secret;
+    const cached = cache.get(namespace, name);
+    const memo = this.read.get(key);
+    if (cached) {
+      const version = cached.metadata.resourceVersion;
+      if (memo && version !== undefined && memo.version === version) return memo.secret;
+    } else if (memo && memo.version === undefined && Date.now() - memo.at < this.maxAgeMs) {
+      return memo.secret;
+    }
     const secret = await kube.get<Secret>(secretKind, namespace, name);
-    this.unwatched.set(key, { secret, at: Date.now() });
+    // Keyed by the version the cache showed when asked (a newer read is still correct for it).
+    this.read.set(key, { secret, version: cached?.metadata.resourceVersion, at: Date.now() });
     return secret;
   }
 }

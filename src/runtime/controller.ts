@@ -21,6 +21,7 @@ import { silentLogger, type Logger } from "./log.ts";
 import type { Metrics, ReconcileResult } from "./metrics.ts";
 import { pause } from "./pause.ts";
 import { StatusWriter } from "./status.ts";
+import type { CacheTransform } from "./transform.ts";
 import { WorkQueue, backoffDelay, jittered, type BackoffOptions } from "./workqueue.ts";
 
 /** What a reconciler gets besides the object. */
@@ -58,6 +59,8 @@ export interface WatchSpec<T extends KubeObject = KubeObject, U extends KubeObje
   kind: ResourceKind;
   map(obj: U, primary: Store<T>): string[];
   labelSelector?: string;
+  /** What the cache keeps of each object of this kind (default: the controller's informer transform). */
+  transform?: CacheTransform;
 }
 
 /** A secondary kind whose objects name a primary object in their ownerReferences. */
@@ -170,7 +173,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       reconnected: () => this.retryAwaitingApiServer(),
     });
     for (const w of options.watches ?? []) {
-      this.secondary(w.kind, w.labelSelector, informerOptions).on({
+      this.secondary(w.kind, w.labelSelector, informerOptions, w.transform).on({
         add: (o) => this.enqueueAll(w.map(o, primary)),
         update: (old, o) => this.enqueueAll([...w.map(old, primary), ...w.map(o, primary)]),
         delete: (o) => this.enqueueAll(w.map(o, primary)),
@@ -196,10 +199,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     kind: ResourceKind,
     labelSelector: string | undefined,
     informerOptions: (labelSelector?: string) => InformerOptions,
+    transform?: CacheTransform,
   ): Informer {
     const id = kindId(kind);
     if (this.informers.has(id)) throw new Error(`${this.kind.kind} controller watches ${id} twice`);
-    const informer = new Informer(this.deps.client, kind, informerOptions(labelSelector));
+    const options = informerOptions(labelSelector);
+    const informer = new Informer(this.deps.client, kind, transform ? { ...options, transform } : options);
     this.informers.set(id, informer);
     return informer;
   }

@@ -43,7 +43,7 @@ export { Manager, managerOptionsFromConfig, terminationSignal, type ManagerOptio
 export { createMetrics, type Metrics, type PlatformClientMetrics, type ReconcileResult } from "./metrics.ts";
 export { startServer, type RunningServer, type ServerOptions } from "./server.ts";
 export { StatusWriter, jsonEqual, mergePatchFor } from "./status.ts";
-export { stripManagedFields, type CacheTransform } from "./transform.ts";
+export { metadataOnly, stripManagedFields, type CacheTransform } from "./transform.ts";
 export {
   WorkQueue,
   backoffDelay,

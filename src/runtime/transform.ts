@@ -20,3 +20,14 @@ export function stripManagedFields(obj: KubeObject): KubeObject {
   const { managedFields: _dropped, ...rest } = metadata;
   return { ...obj, metadata: rest };
 }
+
+/**
+ * Metadata only (managedFields dropped too): for a kind whose objects the reader needs to find
+ * and to tell apart by resourceVersion, but whose content it reads by name when it needs it.
+ * A namespace's Secrets (Helm releases, certificates, other tools' keys) can weigh hundreds of
+ * megabytes; their names, labels and owners weigh little.
+ */
+export function metadataOnly(obj: KubeObject): KubeObject {
+  const { metadata } = stripManagedFields(obj);
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata };
+}
