@@ -20,7 +20,7 @@ import {
 import { silentLogger, type Logger } from "./log.ts";
 import type { Metrics, ReconcileResult } from "./metrics.ts";
 import { pause } from "./pause.ts";
-import { StatusWriter } from "./status.ts";
+import { StatusWriter, type StatusPatchOptions } from "./status.ts";
 import type { CacheTransform } from "./transform.ts";
 import { WorkQueue, backoffDelay, jittered, type BackoffOptions } from "./workqueue.ts";
 
@@ -29,7 +29,7 @@ export interface Context<T extends KubeObject> {
   kind: ResourceKind;
   client: KubeClient;
   /** Writes the object's status subresource; skips writes that change nothing. */
-  status: { patch(obj: T, status: Record<string, unknown>): Promise<T> };
+  status: { patch(obj: T, status: Record<string, unknown>, options?: StatusPatchOptions): Promise<T> };
   conditions: typeof conditions;
   /** Records Events about the object being reconciled (repeats are aggregated). */
   events: {
@@ -429,9 +429,9 @@ export class Controller<T extends KubeObject = KubeObject> {
       kind: this.kind,
       client: this.deps.client,
       status: {
-        patch: async (o, status) => {
+        patch: async (o, status, options) => {
           signal.throwIfAborted();
-          const updated = await this.statusWriter.patch(o, status);
+          const updated = await this.statusWriter.patch(o, status, options);
           if (updated !== o) this.noteOwnWrite(updated);
           return updated;
         },

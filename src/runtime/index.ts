@@ -42,7 +42,7 @@ export { createLogger, silentLogger, type Logger } from "./log.ts";
 export { Manager, managerOptionsFromConfig, terminationSignal, type ManagerOptions } from "./manager.ts";
 export { createMetrics, type Metrics, type PlatformClientMetrics, type ReconcileResult } from "./metrics.ts";
 export { startServer, type RunningServer, type ServerOptions } from "./server.ts";
-export { StatusWriter, jsonEqual, mergePatchFor } from "./status.ts";
+export { StatusWriter, jsonEqual, mergePatchFor, type StatusPatchOptions } from "./status.ts";
 export { metadataOnly, stripManagedFields, type CacheTransform } from "./transform.ts";
 export {
   WorkQueue,

@@ -1,7 +1,8 @@
 // Writes an object's status subresource. A write that would change nothing is
 // skipped (no resourceVersion churn, no watch event, no reconcile loop). The
-// write is a merge patch without a resourceVersion precondition, so it cannot
-// lose an optimistic-lock race; a 409 from the server is retried anyway.
+// write is a merge patch, by default without a resourceVersion precondition, so
+// it cannot lose an optimistic-lock race (a 409 from the server is retried
+// anyway); intent that crash safety depends on is written with one.
 import { ContentType, isConflict, type KubeClient, type KubeObject, type ResourceKind } from "./kube.ts";
 
 /** Deep equality of JSON values, ignoring object key order. */
@@ -40,6 +41,14 @@ export function mergePatchFor(
   return patch;
 }
 
+export interface StatusPatchOptions {
+  /**
+   * Write only if the object's resourceVersion is still the one given (a 409 otherwise, not
+   * retried: the caller re-reads). For intent that crash safety depends on.
+   */
+  precondition?: boolean;
+}
+
 export class StatusWriter {
   private readonly client: KubeClient;
   private readonly kind: ResourceKind;
@@ -58,10 +67,16 @@ export class StatusWriter {
   async patch<T extends KubeObject & { status?: unknown }>(
     obj: T,
     status: Record<string, unknown>,
+    options: StatusPatchOptions = {},
   ): Promise<T> {
     const current = (obj.status ?? {}) as Record<string, unknown>;
     if (jsonEqual(current, status)) return obj;
-    const body = { status: mergePatchFor(current, status) };
+    const body: Record<string, unknown> = { status: mergePatchFor(current, status) };
+    if (options.precondition) {
+      // The API server refuses the write (409) unless the object is still the one it was computed
+      // from: a late write of a deposed leader, or one based on a stale read, cannot land.
+      body.metadata = { resourceVersion: obj.metadata.resourceVersion };
+    }
     for (let attempt = 0; ; attempt++) {
       try {
         this.writes++;
@@ -74,7 +89,7 @@ export class StatusWriter {
           "status",
         );
       } catch (err) {
-        if (!isConflict(err) || attempt >= 4) throw err;
+        if (!isConflict(err) || options.precondition || attempt >= 4) throw err;
       }
     }
   }

@@ -10,6 +10,7 @@ import {
   type Context,
   type Reconciler,
   type ResourceKind,
+  type StatusPatchOptions,
 } from "../../runtime/index.ts";
 import {
   CredentialsLookup,
@@ -300,9 +301,9 @@ class StatusWrite<S extends object> {
     });
   }
 
-  private async put(next: Status): Promise<void> {
+  private async put(next: Status, options?: StatusPatchOptions): Promise<void> {
     for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
-    const written = await this.ctx.status.patch(this.obj, next);
+    const written = await this.ctx.status.patch(this.obj, next, options);
     this.obj = {
       ...written,
       ...this.identity,
