@@ -21,6 +21,8 @@ export interface AdminTarget {
   /** Replaced on reset. */
   world: World;
   views: EndpointViews;
+  /** The seed of the duration jitter and fault rolls. */
+  readonly randomSeed: number;
   readonly faults: Faults;
   readonly requestLog: RequestLog;
   /** Back to the seeded world; faults, log, counters and rate budgets cleared; the bootstrap key kept. */
@@ -164,6 +166,24 @@ export const adminRoutes: AdminRoute[] = [
           operations_created: world.operationsCreated,
           memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
           cpu: { user_ms: Math.round(cpu.user / 1000), system_ms: Math.round(cpu.system / 1000) },
+        },
+      };
+    },
+  },
+  {
+    // What the emulator drew for each operation's running phase, per project: a benchmark's floor
+    // is the busiest project's sum, since its operations run one after another.
+    method: "GET",
+    path: "/operations/durations",
+    handle(ctx) {
+      const { world } = ctx.target;
+      return {
+        status: 200,
+        body: {
+          random_seed: ctx.target.randomSeed,
+          jitter: world.durations.jitter,
+          lock_scope: world.lockScope,
+          projects: world.durations.record(),
         },
       };
     },

@@ -16,6 +16,10 @@ Options:
   --state-file FILE             keep the world in FILE across restarts
   --speed X                     emulated time runs X times faster than real time (default 1)
   --operation-duration-ms N     emulated duration of each operation (default 1000)
+  --operation-duration-jitter X each run lasts the duration × (1 ± X), drawn uniformly;
+                                X in 0..1 (default 0)
+  --random-seed N               seed of the jitter and fault rolls, so a run repeats
+                                (default: a fresh one, shown by GET /emulator/operations/durations)
   --check-availability-ms N     interval of check_availability operations (default 0: off)
   --lock-scope branch|project   what a running operation locks against new changes (423):
                                 its branch (default) or the whole project
@@ -40,6 +44,8 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
         "state-file": { type: "string" },
         speed: { type: "string" },
         "operation-duration-ms": { type: "string" },
+        "operation-duration-jitter": { type: "string" },
+        "random-seed": { type: "string" },
         "check-availability-ms": { type: "string" },
         "lock-scope": { type: "string" },
         "no-rate-limits": { type: "boolean" },
@@ -69,6 +75,19 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
   if (port !== undefined && port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   const speed = number("speed", values.speed, Number.MIN_VALUE, false);
   const operationDurationMs = number("operation-duration-ms", values["operation-duration-ms"], 0);
+  const operationDurationJitter = number(
+    "operation-duration-jitter",
+    values["operation-duration-jitter"],
+    0,
+    false,
+  );
+  if (operationDurationJitter !== undefined && operationDurationJitter > 1) {
+    throw new UsageError(`--operation-duration-jitter must be at most 1, got ${operationDurationJitter}`);
+  }
+  const randomSeed = number("random-seed", values["random-seed"], 0);
+  if (randomSeed !== undefined && randomSeed >= 2 ** 32) {
+    throw new UsageError(`--random-seed must be below 2^32, got ${randomSeed}`);
+  }
   const checkAvailabilityIntervalMs = number("check-availability-ms", values["check-availability-ms"], 0);
   const lockScope = values["lock-scope"];
   if (lockScope !== undefined && lockScope !== "branch" && lockScope !== "project") {
@@ -89,6 +108,8 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
     ...(values["state-file"] === undefined ? {} : { stateFile: values["state-file"] }),
     ...(speed === undefined ? {} : { speed }),
     ...(operationDurationMs === undefined ? {} : { operationDurationMs }),
+    ...(operationDurationJitter === undefined ? {} : { operationDurationJitter }),
+    ...(randomSeed === undefined ? {} : { randomSeed }),
     ...(checkAvailabilityIntervalMs === undefined ? {} : { checkAvailabilityIntervalMs }),
     ...(lockScope === undefined ? {} : { lockScope }),
     ...(values["no-rate-limits"] ? { rateLimits: false as const } : {}),

@@ -16,6 +16,7 @@ import { newRequestId } from "./ids.ts";
 import { seedWorld } from "./projects.ts";
 import { RateLimiter, platformRateLimits, type RateLimits } from "./rate-limit.ts";
 import { RequestLog, type RequestLogEntry } from "./request-log.ts";
+import { newRandomSeed, seededRandom } from "./random.ts";
 import { parseSeed, type Seed, type seedSchema } from "./seed.ts";
 import { loadState, saveState } from "./state-file.ts";
 import { World, type WorldOptions } from "./world.ts";
@@ -33,6 +34,13 @@ export interface EmulatorOptions {
   clock?: Clock;
   /** Emulated duration of an operation's running phase, overall or per action (default 1000 ms). */
   operationDurationMs?: WorldOptions["operationDurationMs"];
+  /**
+   * Each run of an operation lasts its duration × (1 ± jitter), drawn uniformly (0..1; default 0).
+   * The platform's durations vary; a fixed one is too easy for a client to learn.
+   */
+  operationDurationJitter?: number;
+  /** Seed of the duration jitter and fault rolls, so a run repeats (default: a fresh one, reported). */
+  randomSeed?: number;
   /** Emulated interval of check_availability operations; 0 (the default) disables them. */
   checkAvailabilityIntervalMs?: number;
   /** Operations kept per project before the oldest finished ones are dropped (default 2000). */
@@ -49,7 +57,7 @@ export interface EmulatorOptions {
   maxBodyBytes?: number;
   /** Requests kept in the admin request log (default 1000). */
   requestLogSize?: number;
-  /** Source of randomness for fault rates (default Math.random). */
+  /** Source of randomness for fault rates (default: seeded from `randomSeed`). */
   random?: () => number;
 }
 
@@ -81,12 +89,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       speed: options.speed ?? 1,
       startAt: Math.max(Date.now(), saved?.world.savedAt ?? 0),
     });
-  const faults = new Faults(options.random);
+  const randomSeed = options.randomSeed ?? newRandomSeed();
+  // Two streams: how many faults fire never shifts the durations drawn, and vice versa.
+  const faults = new Faults(options.random ?? seededRandom(randomSeed ^ 0x9e3779b9));
+  const durationRandom = seededRandom(randomSeed);
   const worldOptions: WorldOptions = {
     clock,
+    random: durationRandom,
     ...(options.operationDurationMs === undefined
       ? {}
       : { operationDurationMs: options.operationDurationMs }),
+    ...(options.operationDurationJitter === undefined
+      ? {}
+      : { operationDurationJitter: options.operationDurationJitter }),
     ...(options.checkAvailabilityIntervalMs === undefined
       ? {}
       : { checkAvailabilityIntervalMs: options.checkAvailabilityIntervalMs }),
@@ -114,14 +129,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   const target: AdminTarget = {
     world,
+    randomSeed,
     views: new EndpointViews(world),
     faults,
     requestLog,
     reset() {
-      const fresh = seedWorld(worldOptions, {
-        ...seed,
-        bootstrap_key: { ...seed.bootstrap_key, key: bootstrapKey },
-      });
+      // The jitter restarts from the seed too, so a reset run repeats the first one.
+      const fresh = seedWorld(
+        { ...worldOptions, random: seededRandom(randomSeed) },
+        {
+          ...seed,
+          bootstrap_key: { ...seed.bootstrap_key, key: bootstrapKey },
+        },
+      );
       target.world = fresh.world;
       target.views = new EndpointViews(fresh.world);
       faults.clear();

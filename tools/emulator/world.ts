@@ -15,13 +15,14 @@ import type {
   User,
   WorldState,
 } from "./model.ts";
+import { OperationDurations, type DurationSettings } from "./durations.ts";
 import { projectLocked } from "./errors.ts";
 import { Timeline, type WorldEvent } from "./timeline.ts";
 
-export interface WorldOptions {
+export interface WorldOptions extends DurationSettings {
   clock: Clock;
-  /** Emulated duration of an operation's running phase, overall or per action (default 1000 ms). */
-  operationDurationMs?: number | Partial<Record<OperationAction, number>>;
+  /** Source of the duration jitter (default Math.random; seeded by the emulator's `randomSeed`). */
+  random?: () => number;
   /** Interval of the control plane's check_availability operations; 0 disables them (default 0). */
   checkAvailabilityIntervalMs?: number;
   /** Operations kept per project; the oldest finished ones are dropped beyond it (default 2000). */
@@ -77,7 +78,8 @@ export class World {
   private readonly timeline = new Timeline();
   private lastMicros = 0;
   private nextCheckAvailabilityAt: number | undefined;
-  private readonly durations: number | Partial<Record<OperationAction, number>>;
+  /** Draws each run's duration and keeps the per-project record of what was drawn. */
+  readonly durations: OperationDurations;
   private readonly checkInterval: number;
   private readonly maxOperations: number;
   private readonly operationWillFail: (operation: OperationRecord) => boolean;
@@ -90,7 +92,7 @@ export class World {
   constructor(options: WorldOptions, user: User) {
     this.clock = options.clock;
     this.user = user;
-    this.durations = options.operationDurationMs ?? 1000;
+    this.durations = new OperationDurations(options, options.random ?? Math.random);
     this.checkInterval = options.checkAvailabilityIntervalMs ?? 0;
     this.maxOperations = options.maxOperationsPerProject ?? 2000;
     this.operationWillFail = options.operationWillFail ?? (() => false);
@@ -238,15 +240,11 @@ export class World {
     return op;
   }
 
-  private duration(action: OperationAction): number {
-    return typeof this.durations === "number" ? this.durations : (this.durations[action] ?? 1000);
-  }
-
   private run(op: OperationRecord, now: number): void {
     op.status = "running";
     op.updatedAt = now;
     op.willFail = this.operationWillFail(op);
-    op.doneAt = now + this.duration(op.action);
+    op.doneAt = now + this.durations.draw(op.projectId, op.action);
     this.timeline.push({ at: op.doneAt, kind: "operation-done", operationId: op.id });
   }
 
