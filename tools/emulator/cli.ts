@@ -21,8 +21,9 @@ Options:
   --random-seed N               seed of the jitter and fault rolls, so a run repeats
                                 (default: a fresh one, shown by GET /emulator/operations/durations)
   --check-availability-ms N     interval of check_availability operations (default 0: off)
-  --lock-scope branch|project   what a running operation locks against new changes (423):
-                                its branch (default) or the whole project
+  --lock-scope project|branch   what a running operation locks against new changes (423):
+                                the whole project (default, as the platform) or only its
+                                branch (an optimistic variant)
   --no-rate-limits              turn off the platform's rate limits (700/min, 40/s per route)
   -h, --help                    show this help
 `;

@@ -47,7 +47,7 @@ export interface EmulatorOptions {
   maxOperationsPerProject?: number;
   /** How long new operations stay out of the operations list (eventual consistency; default 0). */
   operationsListLagMs?: number;
-  /** What a running operation locks against new mutations: its branch (default) or the project. */
+  /** What a running operation locks against new mutations: the project (default) or only its branch (optimistic). */
   lockScope?: WorldOptions["lockScope"];
   /** The platform's limits by default; `false` turns them off. */
   rateLimits?: RateLimits | false;

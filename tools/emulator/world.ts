@@ -36,10 +36,10 @@ export interface WorldOptions extends DurationSettings {
    */
   operationsListLagMs?: number;
   /**
-   * What a running operation locks against new mutations (423): its `branch` (default) or the
-   * whole `project`. The contract only says "conflicting operations"; the platform runs changes
-   * of different branches side by side, and `project` is kept for clients that want the
-   * strictest reading.
+   * What a running operation locks against new mutations (423): the whole `project` (default)
+   * or only its `branch`. The platform "limits overlapping operations per project" and nothing
+   * public says two branches of one project may change at once, so the project is the default;
+   * `branch` is an optimistic variant, for comparing how a client would fare if it were so.
    */
   lockScope?: LockScope;
 }
@@ -97,7 +97,7 @@ export class World {
     this.maxOperations = options.maxOperationsPerProject ?? 2000;
     this.operationWillFail = options.operationWillFail ?? (() => false);
     this.operationsListLagMs = options.operationsListLagMs ?? 0;
-    this.lockScope = options.lockScope ?? "branch";
+    this.lockScope = options.lockScope ?? "project";
   }
 
   /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */
