@@ -112,7 +112,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       ? {}
       : { operationsListLagMs: options.operationsListLagMs }),
     ...(options.lockScope === undefined ? {} : { lockScope: options.lockScope }),
-    operationWillFail: faults.operationWillFail,
+    operationFault: faults.operationFault,
   };
   let world: World;
   let bootstrapKey: string;

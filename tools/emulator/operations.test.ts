@@ -127,22 +127,6 @@ describe("operations", () => {
     expect(again.filter((o: { action: string }) => o.action === "check_availability")).toHaveLength(2);
   });
 
-  it("an operation fault makes operations end failed with failures_count, and the endpoint keeps its state", async () => {
-    const h = await startHarness();
-    await h.admin("PUT", "/faults", { operations: [{ action: "start_compute", times: 1 }] });
-    const [seeded] = (await h.api("GET", `${P}/endpoints`)).body.endpoints;
-    const res = await h.api("POST", `${P}/endpoints/${seeded.id}/start`);
-    h.clock.advance(1000);
-    const op = (await h.api("GET", `${P}/operations/${res.body.operations[0].id}`)).body.operation;
-    expect(op).toMatchObject({ status: "failed", failures_count: 1, error: expect.any(String) });
-    expect((await h.api("GET", `${P}/endpoints/${seeded.id}`)).body.endpoint.current_state).toBe("idle");
-    const retry = await h.api("POST", `${P}/endpoints/${seeded.id}/start`);
-    h.clock.advance(1000);
-    expect((await h.api("GET", `${P}/operations/${retry.body.operations[0].id}`)).body.operation.status).toBe(
-      "finished",
-    );
-  });
-
   it("old operations are forgotten beyond the retention cap, newest kept", async () => {
     const h = await startHarness({ maxOperationsPerProject: 10 });
     const ids = await makeOperations(h, 30);

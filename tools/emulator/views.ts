@@ -1,5 +1,12 @@
 // Records as the platform's JSON shows them.
-import type { ApiKeyRecord, EndpointRecord, OperationRecord, ProjectRecord, User } from "./model.ts";
+import {
+  settledStatuses,
+  type ApiKeyRecord,
+  type EndpointRecord,
+  type OperationRecord,
+  type ProjectRecord,
+  type User,
+} from "./model.ts";
 import { formatTimestamp } from "./timestamps.ts";
 
 /** The `host` form `<endpoint id>.<region host>`. */
@@ -43,7 +50,7 @@ export function endpointView(
 
 export function operationView(op: OperationRecord, now: number): Record<string, unknown> {
   const createdMs = Math.floor(op.createdMicros / 1000);
-  const done = op.status === "finished" || op.status === "failed";
+  const done = settledStatuses.has(op.status);
   return {
     id: op.id,
     project_id: op.projectId,
@@ -53,6 +60,7 @@ export function operationView(op: OperationRecord, now: number): Record<string, 
     status: op.status,
     ...(op.error === undefined ? {} : { error: op.error }),
     failures_count: op.failuresCount,
+    ...(op.retryAt === undefined ? {} : { retry_at: formatTimestamp(op.retryAt) }),
     created_at: formatTimestamp(createdMs),
     updated_at: formatTimestamp(op.updatedAt),
     total_duration_ms: Math.max(0, Math.round((done ? op.updatedAt : now) - createdMs)),
