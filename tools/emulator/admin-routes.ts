@@ -3,7 +3,7 @@
 // read the request log and counters, reset the world.
 import type { HTTPMethod } from "find-my-way";
 import { z } from "zod";
-import type { ApiResponse, EndpointViews } from "./api-routes.ts";
+import type { ApiResponse, EndpointViews, ResponseShape } from "./api-routes.ts";
 import { connectToEndpoint, findProject } from "./endpoints.ts";
 import { faultsSchema, type Faults } from "./faults.ts";
 import type { BranchRecord } from "./model.ts";
@@ -23,6 +23,7 @@ export interface AdminTarget {
   views: EndpointViews;
   /** The seed of the duration jitter and fault rolls. */
   readonly randomSeed: number;
+  readonly shape: ResponseShape;
   readonly faults: Faults;
   readonly requestLog: RequestLog;
   /** Back to the seeded world; faults, log, counters and rate budgets cleared; the bootstrap key kept. */
@@ -65,9 +66,9 @@ export const adminRoutes: AdminRoute[] = [
       return {
         status: 201,
         body: {
-          project: projectView(added.project, world.user),
+          project: projectView(added.project, world.user, ctx.target.shape),
           branches: added.branches.map(branchView),
-          endpoint: endpointView(added.endpoint, added.project, { pendingState: true }),
+          endpoint: endpointView(added.endpoint, added.project, { ...ctx.target.shape, pendingState: true }),
           operations: added.operations.map((op) => operationView(op, ctx.now)),
         },
       };
@@ -108,7 +109,10 @@ export const adminRoutes: AdminRoute[] = [
       return {
         status: 200,
         body: {
-          endpoint: endpointView(endpoint, findProject(world, endpoint.projectId), { pendingState: true }),
+          endpoint: endpointView(endpoint, findProject(world, endpoint.projectId), {
+            ...ctx.target.shape,
+            pendingState: true,
+          }),
           operations: operations.map((op) => operationView(op, ctx.now)),
         },
       };

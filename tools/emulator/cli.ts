@@ -24,6 +24,11 @@ Options:
   --lock-scope project|branch   what a running operation locks against new changes (423):
                                 the whole project (default, as the platform) or only its
                                 branch (an optimistic variant)
+  --missing-endpoint-delete 204|404
+                                the answer to a DELETE of an endpoint that does not exist
+                                or is already deleted (default 204, no body, as documented)
+  --drop-deprecated-fields      leave out response fields the OpenAPI document marks
+                                deprecated (pooler_enabled, pooler_mode, cpu_used_sec, login)
   --no-rate-limits              turn off the platform's rate limits (700/min, 40/s per route)
   -h, --help                    show this help
 `;
@@ -49,6 +54,8 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
         "random-seed": { type: "string" },
         "check-availability-ms": { type: "string" },
         "lock-scope": { type: "string" },
+        "missing-endpoint-delete": { type: "string" },
+        "drop-deprecated-fields": { type: "boolean" },
         "no-rate-limits": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -94,6 +101,10 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
   if (lockScope !== undefined && lockScope !== "branch" && lockScope !== "project") {
     throw new UsageError(`--lock-scope must be "branch" or "project", got "${lockScope}"`);
   }
+  const missingDelete = values["missing-endpoint-delete"];
+  if (missingDelete !== undefined && missingDelete !== "204" && missingDelete !== "404") {
+    throw new UsageError(`--missing-endpoint-delete must be 204 or 404, got "${missingDelete}"`);
+  }
   let seed;
   if (values.seed !== undefined) {
     try {
@@ -113,6 +124,8 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
     ...(randomSeed === undefined ? {} : { randomSeed }),
     ...(checkAvailabilityIntervalMs === undefined ? {} : { checkAvailabilityIntervalMs }),
     ...(lockScope === undefined ? {} : { lockScope }),
+    ...(missingDelete === undefined ? {} : { missingEndpointDelete: missingDelete === "204" ? 204 : 404 }),
+    ...(values["drop-deprecated-fields"] ? { dropDeprecatedFields: true } : {}),
     ...(values["no-rate-limits"] ? { rateLimits: false as const } : {}),
   };
 }

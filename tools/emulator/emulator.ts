@@ -7,11 +7,18 @@ import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { z } from "zod";
 import { adminPrefix, adminRoutes, type AdminContext, type AdminTarget } from "./admin-routes.ts";
 import { authenticate, recordKeyUse } from "./api-keys.ts";
-import { apiRoutes, EndpointViews, type ApiContext, type ApiResponse } from "./api-routes.ts";
+import {
+  apiRoutes,
+  defaultResponseShape,
+  EndpointViews,
+  type ApiContext,
+  type ApiResponse,
+  type ResponseShape,
+} from "./api-routes.ts";
 import { createClock, type Clock } from "./clock.ts";
 import { PlatformError, projectLocked } from "./errors.ts";
 import { Faults } from "./faults.ts";
-import { readJsonBody, sendError, sendJson } from "./http.ts";
+import { readJsonBody, sendEmpty, sendError, sendJson } from "./http.ts";
 import { newRequestId } from "./ids.ts";
 import { seedWorld } from "./projects.ts";
 import { RateLimiter, platformRateLimits, type RateLimits } from "./rate-limit.ts";
@@ -49,6 +56,17 @@ export interface EmulatorOptions {
   operationsListLagMs?: number;
   /** What a running operation locks against new mutations: the project (default) or only its branch (optimistic). */
   lockScope?: WorldOptions["lockScope"];
+  /**
+   * The status of a DELETE of an endpoint that does not exist or is already deleted: 204 with no
+   * body (default, as the OpenAPI document says), or 404 as for other unknown objects.
+   */
+  missingEndpointDelete?: 204 | 404;
+  /**
+   * Leave out response fields the OpenAPI document marks deprecated (`pooler_enabled`,
+   * `pooler_mode`, `cpu_used_sec`, `login`), as the platform may once their sunset passes
+   * (default false: the document still lists them as required).
+   */
+  dropDeprecatedFields?: boolean;
   /** The platform's limits by default; `false` turns them off. */
   rateLimits?: RateLimits | false;
   /** Keep the world in this file across restarts (loaded at start when it exists). */
@@ -127,10 +145,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const rateLimiter = limits === false ? undefined : new RateLimiter(limits);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
 
+  const shape: ResponseShape = {
+    missingEndpointDelete: options.missingEndpointDelete ?? defaultResponseShape.missingEndpointDelete,
+    dropDeprecatedFields: options.dropDeprecatedFields ?? defaultResponseShape.dropDeprecatedFields,
+  };
   const target: AdminTarget = {
     world,
     randomSeed,
-    views: new EndpointViews(world),
+    shape,
+    views: new EndpointViews(world, shape),
     faults,
     requestLog,
     reset() {
@@ -143,7 +166,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         },
       );
       target.world = fresh.world;
-      target.views = new EndpointViews(fresh.world);
+      target.views = new EndpointViews(fresh.world, shape);
       faults.clear();
       requestLog.clear();
       rateLimiter?.reset();
@@ -235,6 +258,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const ctx: ApiContext = {
         world: target.world,
         views: target.views,
+        shape,
         params: match.params,
         query,
         body,
@@ -256,12 +280,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       requestLog.add(entry(0, "lose_response"));
       return;
     }
-    sendJson(
-      res,
-      response.status,
-      "json" in response ? response.json : JSON.stringify(response.body),
-      requestId,
-    );
+    if ("empty" in response) sendEmpty(res, response.status, requestId);
+    else {
+      sendJson(
+        res,
+        response.status,
+        "json" in response ? response.json : JSON.stringify(response.body),
+        requestId,
+      );
+    }
     requestLog.add(entry(response.status, fault ? "latency" : undefined));
   }
 
@@ -284,12 +311,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       target.world.advance(now);
       const ctx: AdminContext = { target, params: match.params, query, body, now };
       const response = (match.store as (typeof adminRoutes)[number]).handle(ctx);
-      sendJson(
-        res,
-        response.status,
-        "json" in response ? response.json : JSON.stringify(response.body),
-        requestId,
-      );
+      if ("empty" in response) sendEmpty(res, response.status, requestId);
+      else {
+        sendJson(
+          res,
+          response.status,
+          "json" in response ? response.json : JSON.stringify(response.body),
+          requestId,
+        );
+      }
     } catch (err) {
       if (!(err instanceof PlatformError)) console.error("emulator: admin request failed:", err);
       sendError(res, err instanceof PlatformError ? err.status : 500, errorMessage(err), requestId);

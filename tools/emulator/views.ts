@@ -14,10 +14,15 @@ export function endpointHost(endpoint: EndpointRecord, project: ProjectRecord): 
   return `${endpoint.id}.${project.proxyHost}`;
 }
 
+export interface ViewOptions {
+  /** Leave out the fields the OpenAPI document marks deprecated. */
+  dropDeprecatedFields?: boolean;
+}
+
 export function endpointView(
   e: EndpointRecord,
   project: ProjectRecord,
-  options: { pendingState?: boolean } = {},
+  options: ViewOptions & { pendingState?: boolean } = {},
 ): Record<string, unknown> {
   return {
     host: endpointHost(e, project),
@@ -32,8 +37,8 @@ export function endpointView(
     current_state: e.currentState,
     ...(options.pendingState && e.pendingState !== undefined ? { pending_state: e.pendingState } : {}),
     settings: { pg_settings: e.pgSettings },
-    pooler_enabled: e.poolerEnabled,
-    pooler_mode: "transaction",
+    // Deprecated: pooling is chosen per connection by the -pooler host; pooler_mode's sunset is past.
+    ...(options.dropDeprecatedFields ? {} : { pooler_enabled: e.poolerEnabled, pooler_mode: "transaction" }),
     disabled: e.disabled,
     passwordless_access: e.passwordlessAccess,
     ...(e.lastActive === undefined ? {} : { last_active: formatTimestamp(e.lastActive) }),
@@ -67,7 +72,11 @@ export function operationView(op: OperationRecord, now: number): Record<string, 
   };
 }
 
-export function projectView(p: ProjectRecord, owner: User): Record<string, unknown> {
+export function projectView(
+  p: ProjectRecord,
+  owner: User,
+  options: ViewOptions = {},
+): Record<string, unknown> {
   return {
     id: p.id,
     platform_id: p.platformId,
@@ -86,7 +95,7 @@ export function projectView(p: ProjectRecord, owner: User): Record<string, unkno
     branch_logical_size_limit_bytes: p.branchLogicalSizeLimitMiB * 1024 * 1024,
     store_passwords: true,
     active_time: 0,
-    cpu_used_sec: 0,
+    ...(options.dropDeprecatedFields ? {} : { cpu_used_sec: 0 }),
     locked: false,
     creation_source: "console",
     created_at: formatTimestamp(p.createdAt),
