@@ -5,6 +5,7 @@ import type { HTTPMethod } from "find-my-way";
 import { z } from "zod";
 import type { ApiResponse, EndpointViews, ResponseShape } from "./api-routes.ts";
 import { connectToEndpoint, findProject } from "./endpoints.ts";
+import { notFound } from "./errors.ts";
 import { faultsSchema, type Faults } from "./faults.ts";
 import type { BranchRecord } from "./model.ts";
 import { addBranch, addProject } from "./projects.ts";
@@ -62,11 +63,16 @@ export const adminRoutes: AdminRoute[] = [
     path: "/projects",
     handle(ctx) {
       const { world } = ctx.target;
-      const added = addProject(world, parseInput(projectBody, ctx.body ?? {}), ctx.now, { seeded: false });
+      // `?account_id=` gives the project to another seeded account; the first by default.
+      const accountId = ctx.query.get("account_id") ?? world.accounts.keys().next().value ?? "";
+      if (!world.accounts.has(accountId)) throw notFound("account");
+      const added = addProject(world, accountId, parseInput(projectBody, ctx.body ?? {}), ctx.now, {
+        seeded: false,
+      });
       return {
         status: 201,
         body: {
-          project: projectView(added.project, world.user, ctx.target.shape),
+          project: projectView(added.project, ctx.target.shape),
           branches: added.branches.map(branchView),
           endpoint: endpointView(added.endpoint, added.project, { ...ctx.target.shape, pendingState: true }),
           operations: added.operations.map((op) => operationView(op, ctx.now)),

@@ -13,8 +13,8 @@ import {
   updateEndpoint,
   type EndpointChange,
 } from "./endpoints.ts";
-import { notFound } from "./errors.ts";
-import type { EndpointRecord } from "./model.ts";
+import { PlatformError, notFound } from "./errors.ts";
+import type { AccountRecord, EndpointRecord } from "./model.ts";
 import { getOperation, listOperations } from "./operations.ts";
 import { listProjects } from "./projects.ts";
 import {
@@ -26,7 +26,16 @@ import {
   updateEndpointBody,
 } from "./requests.ts";
 import { formatTimestamp } from "./timestamps.ts";
-import { apiKeyListView, apiKeyRevokeView, endpointView, operationView, projectView } from "./views.ts";
+import {
+  apiKeyListView,
+  apiKeyRevokeView,
+  authDetailsView,
+  currentUserView,
+  endpointView,
+  operationView,
+  organizationView,
+  projectView,
+} from "./views.ts";
 import type { World } from "./world.ts";
 
 /** Choices about the platform's answers where it has more than one (see docs/emulator.md). */
@@ -46,6 +55,8 @@ export interface ApiContext {
   world: World;
   views: EndpointViews;
   shape: ResponseShape;
+  /** The account of the request's key: it sees only its own projects and keys. */
+  account: AccountRecord;
   params: Record<string, string | undefined>;
   query: URLSearchParams;
   body: unknown;
@@ -138,11 +149,50 @@ function endpointChange(
 
 export const apiRoutes: ApiRoute[] = [
   {
+    // Who the key belongs to: keys of one account share its rate budget.
+    method: "GET",
+    path: "/auth",
+    handle: (ctx) => ({ status: 200, body: authDetailsView(ctx.account) }),
+  },
+  {
+    method: "GET",
+    path: "/users/me",
+    handle(ctx) {
+      // An organization's key is not tied to a user (a choice: the document does not say what it answers).
+      if (ctx.account.kind !== "user") {
+        throw new PlatformError(404, "user not found: the API key belongs to an organization");
+      }
+      return { status: 200, body: currentUserView(ctx.account, ctx.shape) };
+    },
+  },
+  {
+    // A user's organizations (those its projects name); an organization's key: that organization.
+    method: "GET",
+    path: "/users/me/organizations",
+    handle(ctx) {
+      const { account } = ctx;
+      if (account.kind === "organization") {
+        return {
+          status: 200,
+          body: { organizations: [organizationView(account.id, account.name, account.createdAt)] },
+        };
+      }
+      const orgIds = new Set<string>();
+      for (const p of ctx.world.projects.values()) {
+        if (p.ownerId === account.id && p.orgId !== undefined) orgIds.add(p.orgId);
+      }
+      return {
+        status: 200,
+        body: { organizations: [...orgIds].map((id) => organizationView(id, id, account.createdAt)) },
+      };
+    },
+  },
+  {
     method: "POST",
     path: "/api_keys",
     handle(ctx) {
       const { key_name } = parseInput(createApiKeyBody, ctx.body);
-      const { key, value } = createApiKey(ctx.world, key_name, ctx.now);
+      const { key, value } = createApiKey(ctx.world, ctx.account.id, key_name, ctx.now);
       return {
         status: 200,
         body: {
@@ -150,7 +200,7 @@ export const apiRoutes: ApiRoute[] = [
           key: value,
           name: key.name,
           created_at: formatTimestamp(key.createdAt),
-          created_by: ctx.world.user.id,
+          created_by: ctx.account.id,
         },
       };
     },
@@ -160,7 +210,7 @@ export const apiRoutes: ApiRoute[] = [
     path: "/api_keys",
     handle: (ctx) => ({
       status: 200,
-      body: listApiKeys(ctx.world).map((k) => apiKeyListView(k, ctx.world.user)),
+      body: listApiKeys(ctx.world, ctx.account.id).map((k) => apiKeyListView(k, ctx.account)),
     }),
   },
   {
@@ -168,19 +218,23 @@ export const apiRoutes: ApiRoute[] = [
     path: "/api_keys/:key_id",
     handle: (ctx) => ({
       status: 200,
-      body: apiKeyRevokeView(revokeApiKey(ctx.world, param(ctx, "key_id")), ctx.world.user),
+      body: apiKeyRevokeView(revokeApiKey(ctx.world, ctx.account.id, param(ctx, "key_id")), ctx.account),
     }),
   },
   {
     method: "GET",
     path: "/projects",
     handle(ctx) {
-      const page = listProjects(ctx.world, parseInput(listProjectsQuery, Object.fromEntries(ctx.query)));
+      const page = listProjects(
+        ctx.world,
+        ctx.account.id,
+        parseInput(listProjectsQuery, Object.fromEntries(ctx.query)),
+      );
       return {
         status: 200,
         body: {
           projects: page.projects.map((p) =>
-            projectView(p, ctx.world.user, { dropDeprecatedFields: ctx.shape.dropDeprecatedFields }),
+            projectView(p, { dropDeprecatedFields: ctx.shape.dropDeprecatedFields }),
           ),
           ...(page.cursor === undefined ? {} : { pagination: { cursor: page.cursor } }),
           applications: {},

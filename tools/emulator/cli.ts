@@ -7,12 +7,14 @@ import { loadSeedFile } from "./seed.ts";
 export const emulatorUsage = `Usage: npm run emulator -- [options]
 
 Serves a local copy of the platform API. Prints one JSON line
-{"url", "admin_url", "api_key"} once it listens; Ctrl-C stops it.
+{"url", "admin_url", "api_key"} once it listens (with "accounts": [{"id",
+"api_key"}] when the seed has several); Ctrl-C stops it.
 
 Options:
   --port N                      port to listen on (default 0: any free port)
   --host ADDR                   address to listen on (default 127.0.0.1)
-  --seed FILE                   seed file (YAML or JSON): account, bootstrap key, projects, branches
+  --seed FILE                   seed file (YAML or JSON): account, bootstrap key, projects,
+                                branches, further accounts
   --state-file FILE             keep the world in FILE across restarts
   --speed X                     emulated time runs X times faster than real time (default 1)
   --operation-duration-ms N     emulated duration of each operation (default 1000)
@@ -145,8 +147,13 @@ export async function runEmulatorCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const emulator = await startEmulator(options);
+  // With several accounts, every account's key too (the first is `api_key`).
+  const accounts =
+    emulator.bootstrapKeys.size > 1
+      ? { accounts: [...emulator.bootstrapKeys].map(([id, key]) => ({ id, api_key: key })) }
+      : {};
   process.stdout.write(
-    `${JSON.stringify({ url: emulator.url, admin_url: emulator.adminUrl, api_key: emulator.bootstrapKey })}\n`,
+    `${JSON.stringify({ url: emulator.url, admin_url: emulator.adminUrl, api_key: emulator.bootstrapKey, ...accounts })}\n`,
   );
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);

@@ -119,6 +119,13 @@ describe("@neondatabase/api-client", () => {
     await expect
       .poll(async () => (await api.deleteProjectEndpoint(projectId, id).catch(() => undefined))?.status)
       .toBe(200);
+    // Already gone: 204 with no body, as the document says.
+    expect((await api.deleteProjectEndpoint(projectId, id)).status).toBe(204);
+
+    const auth = (await api.getAuthDetails()).data;
+    expect(auth.auth_method).toBe("api_key_user");
+    expect((await api.getCurrentUserInfo()).data.id).toBe(auth.account_id);
+    expect((await api.getCurrentUserOrganizations()).data.organizations).toEqual([]);
 
     const key = await api.createApiKey({ key_name: "api-client" });
     expect((await api.listApiKeys()).data.map((k) => k.name)).toContain("api-client");
@@ -130,7 +137,7 @@ describe("neonctl", () => {
   const require = createRequire(import.meta.url);
   const cli = join(dirname(require.resolve("neonctl/package.json")), "bin", "cli.js");
 
-  it("lists projects and operations and manages API keys", async () => {
+  it("shows the user, lists projects and operations and manages API keys", async () => {
     const h = await startHarness(realTime);
     const configDir = await mkdtemp(join(tmpdir(), "neonctl-"));
     try {
@@ -151,6 +158,7 @@ describe("neonctl", () => {
         return JSON.parse(stdout) as unknown;
       };
       expect(await neonctl("projects", "list")).toMatchObject({ projects: [{ id: projectId }] });
+      expect(await neonctl("me")).toMatchObject({ email: "user@example.com" });
       const [seeded] = (await h.api("GET", `/projects/${projectId}/endpoints`)).body.endpoints;
       await h.api("POST", `/projects/${projectId}/endpoints/${seeded.id}/start`);
       expect(await neonctl("operations", "list", "--project-id", projectId)).toEqual([

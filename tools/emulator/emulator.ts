@@ -16,7 +16,7 @@ import {
   type ResponseShape,
 } from "./api-routes.ts";
 import { createClock, type Clock } from "./clock.ts";
-import { PlatformError, projectLocked } from "./errors.ts";
+import { PlatformError, notFound, projectLocked } from "./errors.ts";
 import { Faults } from "./faults.ts";
 import { readJsonBody, sendEmpty, sendError, sendJson } from "./http.ts";
 import { newRequestId } from "./ids.ts";
@@ -24,7 +24,7 @@ import { seedWorld } from "./projects.ts";
 import { RateLimiter, platformRateLimits, type RateLimits } from "./rate-limit.ts";
 import { RequestLog, type RequestLogEntry } from "./request-log.ts";
 import { newRandomSeed, seededRandom } from "./random.ts";
-import { parseSeed, type Seed, type seedSchema } from "./seed.ts";
+import { parseSeed, type AccountSeed, type Seed, type seedSchema } from "./seed.ts";
 import { loadState, saveState } from "./state-file.ts";
 import { World, type WorldOptions } from "./world.ts";
 
@@ -84,8 +84,10 @@ export interface Emulator {
   readonly url: string;
   /** Base URL of the admin API, ending in /emulator. */
   readonly adminUrl: string;
-  /** The value of the seeded bootstrap key. */
+  /** The value of the seeded bootstrap key (of the first account). */
   readonly bootstrapKey: string;
+  /** Every seeded account's bootstrap key value, by account id, in seed order. */
+  readonly bootstrapKeys: ReadonlyMap<string, string>;
   readonly clock: Clock;
   readonly faults: Faults;
   readonly requestLog: RequestLog;
@@ -133,13 +135,26 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     operationFault: faults.operationFault,
   };
   let world: World;
-  let bootstrapKey: string;
+  let bootstrapKeys: Map<string, string>;
   if (saved) {
     world = World.restore(worldOptions, saved.world);
-    bootstrapKey = saved.bootstrapKey;
+    bootstrapKeys = saved.bootstrapKeys;
   } else {
-    ({ world, bootstrapKey } = seedWorld(worldOptions, seed));
+    ({ world, bootstrapKeys } = seedWorld(worldOptions, seed));
   }
+  const bootstrapKey = bootstrapKeys.values().next().value ?? "";
+  // A reset brings back the same accounts with the same keys, even where the seed let them be generated.
+  const accountIds = [...world.accounts.keys()];
+  const pin = (account: AccountSeed, i: number): AccountSeed => {
+    const id = accountIds[i];
+    const key = id === undefined ? undefined : bootstrapKeys.get(id);
+    return {
+      ...account,
+      account: { ...account.account, ...(id === undefined ? {} : { id }) },
+      bootstrap_key: { ...account.bootstrap_key, ...(key === undefined ? {} : { key }) },
+    };
+  };
+  const pinnedSeed: Seed = { ...pin(seed, 0), accounts: seed.accounts.map((a, i) => pin(a, i + 1)) };
   const requestLog = new RequestLog(options.requestLogSize ?? 1000);
   const limits = options.rateLimits === undefined ? platformRateLimits : options.rateLimits;
   const rateLimiter = limits === false ? undefined : new RateLimiter(limits);
@@ -158,13 +173,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     requestLog,
     reset() {
       // The jitter restarts from the seed too, so a reset run repeats the first one.
-      const fresh = seedWorld(
-        { ...worldOptions, random: seededRandom(randomSeed) },
-        {
-          ...seed,
-          bootstrap_key: { ...seed.bootstrap_key, key: bootstrapKey },
-        },
-      );
+      const fresh = seedWorld({ ...worldOptions, random: seededRandom(randomSeed) }, pinnedSeed);
       target.world = fresh.world;
       target.views = new EndpointViews(fresh.world, shape);
       faults.clear();
@@ -186,7 +195,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const path = options.stateFile;
     clearTimeout(saveTimer);
     saveTimer = undefined;
-    const state = { bootstrapKey, world: target.world.snapshot() };
+    const state = { bootstrapKeys, world: target.world.snapshot() };
     saving = saving.then(() => saveState(path, state));
     return saving;
   };
@@ -245,7 +254,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       fail(404, "not found");
       return;
     }
-    if (rateLimiter && !rateLimiter.admit(target.world.user.id, routeName)) {
+    // The platform's limits are per account: every key of one account spends the same budget.
+    if (rateLimiter && !rateLimiter.admit(key.accountId, routeName)) {
       fail(429, "rate limit exceeded");
       return;
     }
@@ -255,10 +265,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const body = withBody.has(method) ? await readJsonBody(req, maxBodyBytes) : undefined;
       const now = clock.now();
       target.world.advance(now);
+      const account = target.world.account(key.accountId);
+      // Another account's project is as unknown as one that never existed.
+      const projectId = match.params["project_id"];
+      const project = projectId === undefined ? undefined : target.world.projects.get(projectId);
+      if (project && project.ownerId !== account.id) throw notFound("project");
       const ctx: ApiContext = {
         world: target.world,
         views: target.views,
         shape,
+        account,
         params: match.params,
         query,
         body,
@@ -362,6 +378,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     url: `${origin}${apiPrefix}`,
     adminUrl: `${origin}${adminPrefix}`,
     bootstrapKey,
+    bootstrapKeys,
     clock,
     faults,
     requestLog,

@@ -28,14 +28,24 @@ export interface OperationFaultPlan {
   retryDelayMs: number;
 }
 
-export interface User {
+/**
+ * Who keys and projects belong to, and whose rate budget a request spends: a
+ * user (its keys are `api_key_user`) or an organization (`api_key_org`).
+ */
+export interface AccountRecord {
+  /** A user's id is a UUID; an organization's is `org-...`. */
   id: string;
+  kind: "user" | "organization";
   name: string;
   image: string;
+  email: string;
+  createdAt: number;
 }
 
 export interface ApiKeyRecord {
   id: number;
+  /** The account the key belongs to. */
+  accountId: string;
   name: string;
   /** sha256 of the key value; the value itself is never stored. */
   digest: string;
@@ -47,6 +57,8 @@ export interface ApiKeyRecord {
 
 export interface ProjectRecord {
   id: string;
+  /** The account that owns the project; only its keys see it. */
+  ownerId: string;
   name: string;
   regionId: string;
   platformId: string;
@@ -124,7 +136,7 @@ export interface OperationRecord {
 }
 
 export interface WorldState {
-  user: User;
+  accounts: AccountRecord[];
   apiKeys: ApiKeyRecord[];
   nextApiKeyId: number;
   projects: ProjectRecord[];

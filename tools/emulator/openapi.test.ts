@@ -21,6 +21,9 @@ describe("responses conform to the official OpenAPI document", () => {
     const E = "/projects/{project_id}/endpoints";
     const one = `${E}/{endpoint_id}`;
 
+    await conforming(h, "GET", "/auth", "/auth");
+    await conforming(h, "GET", "/users/me", "/users/me");
+    await conforming(h, "GET", "/users/me/organizations", "/users/me/organizations");
     await conforming(h, "GET", "/projects", "/projects");
     await conforming(h, "GET", "/projects", "/projects?limit=1&search=nothing-matches");
     await conforming(h, "GET", "/projects", "/projects?limit=0");

@@ -100,4 +100,30 @@ describe("state file", () => {
       await second.close();
     }
   });
+
+  it("every account and its bootstrap key survive a restart, generated ones included", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
+    dirs.push(dir);
+    const options = {
+      stateFile: join(dir, "world.json"),
+      rateLimits: false as const,
+      seed: { accounts: [{ account: { kind: "organization" as const }, projects: [{ name: "org-owned" }] }] },
+    };
+    const first = await startEmulator(options);
+    const keys = [...first.bootstrapKeys];
+    expect(keys).toHaveLength(2);
+    await first.close();
+    const second = await startEmulator(options);
+    try {
+      expect([...second.bootstrapKeys]).toEqual(keys);
+      for (const [accountId, key] of keys) {
+        expect((await call(`${second.url}/auth`, key)).body.account_id).toBe(accountId);
+      }
+      const [, [, orgKey]] = keys as [unknown, [string, string]];
+      const projects = (await call(`${second.url}/projects`, orgKey)).body.projects;
+      expect(projects.map((p: { name: string }) => p.name)).toEqual(["org-owned"]);
+    } finally {
+      await second.close();
+    }
+  });
 });

@@ -1,11 +1,11 @@
 // Records as the platform's JSON shows them.
 import {
   settledStatuses,
+  type AccountRecord,
   type ApiKeyRecord,
   type EndpointRecord,
   type OperationRecord,
   type ProjectRecord,
-  type User,
 } from "./model.ts";
 import { formatTimestamp } from "./timestamps.ts";
 
@@ -72,11 +72,7 @@ export function operationView(op: OperationRecord, now: number): Record<string, 
   };
 }
 
-export function projectView(
-  p: ProjectRecord,
-  owner: User,
-  options: ViewOptions = {},
-): Record<string, unknown> {
+export function projectView(p: ProjectRecord, options: ViewOptions = {}): Record<string, unknown> {
   return {
     id: p.id,
     platform_id: p.platformId,
@@ -100,12 +96,12 @@ export function projectView(
     creation_source: "console",
     created_at: formatTimestamp(p.createdAt),
     updated_at: formatTimestamp(p.updatedAt),
-    owner_id: owner.id,
+    owner_id: p.ownerId,
     ...(p.orgId === undefined ? {} : { org_id: p.orgId }),
   };
 }
 
-export function apiKeyListView(k: ApiKeyRecord, creator: User): Record<string, unknown> {
+export function apiKeyListView(k: ApiKeyRecord, creator: AccountRecord): Record<string, unknown> {
   return {
     id: k.id,
     name: k.name,
@@ -116,7 +112,7 @@ export function apiKeyListView(k: ApiKeyRecord, creator: User): Record<string, u
   };
 }
 
-export function apiKeyRevokeView(k: ApiKeyRecord, creator: User): Record<string, unknown> {
+export function apiKeyRevokeView(k: ApiKeyRecord, creator: AccountRecord): Record<string, unknown> {
   return {
     id: k.id,
     name: k.name,
@@ -125,5 +121,44 @@ export function apiKeyRevokeView(k: ApiKeyRecord, creator: User): Record<string,
     last_used_at: k.lastUsedAt === undefined ? null : formatTimestamp(k.lastUsedAt),
     last_used_from_addr: k.lastUsedFromAddr,
     revoked: k.revoked,
+  };
+}
+
+/** `GET /auth`: who the key belongs to, the identity a client keys its rate budget by. */
+export function authDetailsView(account: AccountRecord): Record<string, unknown> {
+  return { account_id: account.id, auth_method: account.kind === "user" ? "api_key_user" : "api_key_org" };
+}
+
+/** `GET /users/me` for a user's key. The limits are those of a paid plan (see docs/emulator.md). */
+export function currentUserView(account: AccountRecord, options: ViewOptions = {}): Record<string, unknown> {
+  const login = options.dropDeprecatedFields ? {} : { login: account.email };
+  return {
+    id: account.id,
+    email: account.email,
+    ...login,
+    name: account.name,
+    last_name: "",
+    image: account.image,
+    active_seconds_limit: 0,
+    projects_limit: 100,
+    branches_limit: 5000,
+    max_autoscaling_limit: 16,
+    auth_accounts: [
+      { provider: "keycloak", email: account.email, name: account.name, ...login, image: account.image },
+    ],
+    plan: "scale",
+  };
+}
+
+/** An organization as `GET /users/me/organizations` lists it. */
+export function organizationView(id: string, name: string, createdAt: number): Record<string, unknown> {
+  return {
+    id,
+    name,
+    handle: id,
+    plan: "scale",
+    created_at: formatTimestamp(createdAt),
+    updated_at: formatTimestamp(createdAt),
+    managed_by: "console",
   };
 }

@@ -5,6 +5,7 @@
 import type { Clock } from "./clock.ts";
 import { digestApiKey, newOperationId } from "./ids.ts";
 import type {
+  AccountRecord,
   ApiKeyRecord,
   BranchRecord,
   EndpointRecord,
@@ -13,7 +14,6 @@ import type {
   OperationFaultPlan,
   OperationRecord,
   ProjectRecord,
-  User,
   WorldState,
 } from "./model.ts";
 import { settledStatuses } from "./model.ts";
@@ -61,7 +61,8 @@ const cancellationMs = 100;
 
 export class World {
   readonly clock: Clock;
-  user: User;
+  /** In seed order; the first is the one the single-account seed format describes. */
+  readonly accounts = new Map<string, AccountRecord>();
   nextApiKeyId = 1_000_001;
   readonly apiKeysById = new Map<number, ApiKeyRecord>();
   readonly apiKeysByDigest = new Map<string, ApiKeyRecord>();
@@ -93,9 +94,8 @@ export class World {
   /** Bumped on every change of what endpoints show, so their serialised views can be cached. */
   version = 0;
 
-  constructor(options: WorldOptions, user: User) {
+  constructor(options: WorldOptions) {
     this.clock = options.clock;
-    this.user = user;
     this.durations = new OperationDurations(options, options.random ?? Math.random);
     this.checkInterval = options.checkAvailabilityIntervalMs ?? 0;
     this.maxOperations = options.maxOperationsPerProject ?? 2000;
@@ -111,9 +111,22 @@ export class World {
 
   // --- records -------------------------------------------------------------
 
-  addApiKey(name: string, value: string, now: number): ApiKeyRecord {
+  addAccount(account: AccountRecord): void {
+    if (this.accounts.has(account.id)) throw new Error(`account ${account.id} is seeded twice`);
+    this.accounts.set(account.id, account);
+  }
+
+  /** The account a key or project names (every record names one that exists). */
+  account(id: string): AccountRecord {
+    const account = this.accounts.get(id);
+    if (!account) throw new Error(`no account ${id}`);
+    return account;
+  }
+
+  addApiKey(accountId: string, name: string, value: string, now: number): ApiKeyRecord {
     const key: ApiKeyRecord = {
       id: this.nextApiKeyId++,
+      accountId,
       name,
       digest: digestApiKey(value),
       createdAt: now,
@@ -473,7 +486,7 @@ export class World {
 
   snapshot(): WorldState {
     return {
-      user: this.user,
+      accounts: [...this.accounts.values()],
       apiKeys: [...this.apiKeysById.values()],
       nextApiKeyId: this.nextApiKeyId,
       projects: [...this.projects.values()],
@@ -489,7 +502,8 @@ export class World {
 
   /** Rebuilds a world from a snapshot, re-arming the events its records imply. */
   static restore(options: WorldOptions, state: WorldState): World {
-    const world = new World(options, state.user);
+    const world = new World(options);
+    for (const account of state.accounts) world.addAccount(account);
     world.nextApiKeyId = state.nextApiKeyId;
     for (const key of state.apiKeys) {
       world.apiKeysById.set(key.id, key);
