@@ -119,9 +119,15 @@ describe("operation statuses", () => {
     expect(await operation(h, opId)).toMatchObject({ status: "error", failures_count: 2 });
   });
 
-  it("every status the emulator produces conforms in the operations list", async () => {
+  it("all eight statuses of the document show in the operations list, and conform", async () => {
     const h = await startHarness();
-    const { dev } = await branchesOf(h);
+    const { dev, staging } = await branchesOf(h);
+    // An idle endpoint's move: its suspend_compute is skipped.
+    const seeded = await seededEndpoint(h);
+    expect(
+      (await h.api("PATCH", `${P}/endpoints/${seeded}`, { endpoint: { branch_id: staging } })).status,
+    ).toBe(200);
+    h.clock.advance(2000);
     await h.admin("PUT", "/faults", {
       operations: [{ action: "apply_config", failures: 2, then: "error", times: 1 }],
     });
@@ -147,6 +153,7 @@ describe("operation statuses", () => {
       "finished",
       "running",
       "scheduling",
+      "skipped",
     ]);
   });
 
