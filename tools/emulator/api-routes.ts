@@ -13,16 +13,19 @@ import {
   updateEndpoint,
   type EndpointChange,
 } from "./endpoints.ts";
+import { branchesOfProject, createBranch, deleteBranch, findBranch, updateBranch } from "./branches.ts";
 import { PlatformError, notFound } from "./errors.ts";
 import type { AccountRecord, EndpointRecord } from "./model.ts";
 import { getOperation, listOperations } from "./operations.ts";
 import { listProjects } from "./projects.ts";
 import {
   createApiKeyBody,
+  createBranchBody,
   createEndpointBody,
   listOperationsQuery,
   listProjectsQuery,
   parseInput,
+  updateBranchBody,
   updateEndpointBody,
 } from "./requests.ts";
 import { formatTimestamp } from "./timestamps.ts";
@@ -30,6 +33,7 @@ import {
   apiKeyListView,
   apiKeyRevokeView,
   authDetailsView,
+  branchView,
   currentUserView,
   endpointView,
   operationView,
@@ -329,6 +333,82 @@ export const apiRoutes: ApiRoute[] = [
         pendingState: false,
       }),
   })),
+  {
+    method: "GET",
+    path: "/projects/:project_id/branches",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findProject(ctx.world, projectId);
+      const branches = branchesOfProject(ctx.world, projectId).map((b) => branchView(b, ctx.shape));
+      return { status: 200, body: { branches, annotations: {} } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/projects/:project_id/branches",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      const project = findProject(ctx.world, projectId);
+      const change = createBranch(ctx.world, projectId, parseInput(createBranchBody, ctx.body), ctx.now);
+      return {
+        status: 201,
+        body: {
+          branch: branchView(change.branch, ctx.shape),
+          endpoints: change.endpoints.map((e) =>
+            endpointView(e, project, { ...ctx.shape, pendingState: true }),
+          ),
+          operations: change.operations.map((op) => operationView(op, ctx.now)),
+          // No roles or databases are emulated yet.
+          roles: [],
+          databases: [],
+        },
+      };
+    },
+  },
+  {
+    method: "GET",
+    path: "/projects/:project_id/branches/:branch_id",
+    handle(ctx) {
+      const branch = findBranch(ctx.world, param(ctx, "project_id"), param(ctx, "branch_id"));
+      return {
+        status: 200,
+        body: {
+          branch: branchView(branch, ctx.shape),
+          annotation: { object: { type: "console/branch", id: branch.id }, value: {} },
+        },
+      };
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/projects/:project_id/branches/:branch_id",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findBranch(ctx.world, projectId, param(ctx, "branch_id"));
+      const { branch } = parseInput(updateBranchBody, ctx.body);
+      const change = updateBranch(ctx.world, projectId, param(ctx, "branch_id"), branch, ctx.now);
+      return { status: 200, body: { branch: branchView(change.branch, ctx.shape), operations: [] } };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/projects/:project_id/branches/:branch_id",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findProject(ctx.world, projectId);
+      const branch = ctx.world.branches.get(param(ctx, "branch_id"));
+      // The document: 204 "if the branch doesn't exist or has already been deleted".
+      if (!branch || branch.projectId !== projectId) return { status: 204, empty: true };
+      const change = deleteBranch(ctx.world, branch, ctx.now);
+      return {
+        status: 200,
+        body: {
+          branch: branchView(change.branch, ctx.shape),
+          operations: change.operations.map((op) => operationView(op, ctx.now)),
+        },
+      };
+    },
+  },
   {
     method: "GET",
     path: "/projects/:project_id/branches/:branch_id/endpoints",

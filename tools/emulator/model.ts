@@ -71,6 +71,8 @@ export interface ProjectRecord {
   updatedAt: number;
 }
 
+export type BranchState = "init" | "ready";
+
 export interface BranchRecord {
   id: string;
   projectId: string;
@@ -78,6 +80,13 @@ export interface BranchRecord {
   parentId?: string;
   primary: boolean;
   createdAt: number;
+  /** `init` until its create_branch operation finishes; absent (older state files): ready. */
+  currentState?: BranchState;
+  stateChangedAt?: number;
+  updatedAt?: number;
+  protected?: boolean;
+  /** When the platform deletes it on its own (emulated ms). */
+  expiresAt?: number;
 }
 
 export interface EndpointRecord {
@@ -109,6 +118,7 @@ export type OperationAction =
   | "apply_config"
   | "check_availability"
   | "create_branch"
+  | "delete_timeline"
   | "create_timeline"
   | "start_compute"
   | "suspend_compute";

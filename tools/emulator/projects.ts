@@ -135,6 +135,7 @@ export function addBranch(
     parentId: parent.id,
     primary: false,
     createdAt: now,
+    ...(seeded ? {} : { currentState: "init" as const, stateChangedAt: now, updatedAt: now }),
   };
   world.addBranch(branch);
   const operations = seeded

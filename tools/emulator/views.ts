@@ -3,6 +3,7 @@ import {
   settledStatuses,
   type AccountRecord,
   type ApiKeyRecord,
+  type BranchRecord,
   type EndpointRecord,
   type OperationRecord,
   type ProjectRecord,
@@ -160,5 +161,33 @@ export function organizationView(id: string, name: string, createdAt: number): R
     created_at: formatTimestamp(createdAt),
     updated_at: formatTimestamp(createdAt),
     managed_by: "console",
+  };
+}
+
+/** A branch as the platform shows it. No storage or compute is accounted: those figures are 0. */
+export function branchView(b: BranchRecord, options: ViewOptions = {}): Record<string, unknown> {
+  const updatedAt = b.updatedAt ?? b.createdAt;
+  return {
+    id: b.id,
+    project_id: b.projectId,
+    ...(b.parentId === undefined
+      ? {}
+      : { parent_id: b.parentId, parent_timestamp: formatTimestamp(b.createdAt) }),
+    name: b.name,
+    current_state: b.currentState ?? "ready",
+    ...(b.currentState === "init" ? { pending_state: "ready" } : {}),
+    state_changed_at: formatTimestamp(b.stateChangedAt ?? b.createdAt),
+    creation_source: "console",
+    ...(options.dropDeprecatedFields ? {} : { primary: b.primary, cpu_used_sec: 0 }),
+    default: b.primary,
+    protected: b.protected ?? false,
+    active_time_seconds: 0,
+    compute_time_seconds: 0,
+    written_data_bytes: 0,
+    data_transfer_bytes: 0,
+    ...(b.expiresAt === undefined ? {} : { expires_at: formatTimestamp(b.expiresAt) }),
+    ...(b.parentId === undefined ? {} : { init_source: "parent-data" }),
+    created_at: formatTimestamp(b.createdAt),
+    updated_at: formatTimestamp(updatedAt),
   };
 }

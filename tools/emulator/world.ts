@@ -17,8 +17,9 @@ import type {
   WorldState,
 } from "./model.ts";
 import { settledStatuses } from "./model.ts";
+import { deleteBranch } from "./branches.ts";
 import { OperationDurations, type DurationSettings } from "./durations.ts";
-import { projectLocked } from "./errors.ts";
+import { PlatformError, projectLocked } from "./errors.ts";
 import { Timeline, type WorldEvent } from "./timeline.ts";
 
 export interface WorldOptions extends DurationSettings {
@@ -149,6 +150,33 @@ export class World {
   addBranch(branch: BranchRecord): void {
     this.branches.set(branch.id, branch);
     this.changed();
+  }
+
+  removeBranch(branch: BranchRecord): void {
+    this.branches.delete(branch.id);
+    this.changed();
+  }
+
+  /** Arms the platform's deletion of a branch at its `expires_at` (a later change re-arms it). */
+  scheduleBranchExpiry(branch: BranchRecord): void {
+    if (branch.expiresAt !== undefined) {
+      this.timeline.push({ at: branch.expiresAt, kind: "branch-expiry", branchId: branch.id });
+    }
+  }
+
+  private expireBranch(branchId: string, at: number): void {
+    const branch = this.branches.get(branchId);
+    if (!branch || branch.expiresAt !== at) return; // deleted, or its expiry moved
+    try {
+      deleteBranch(this, branch, at, { expired: true });
+    } catch (err) {
+      if (!(err instanceof PlatformError)) throw err;
+      // Busy: the background job tries again a second later. Refused (it has children): it stays.
+      if (err.status === 423) {
+        branch.expiresAt = at + 1000;
+        this.scheduleBranchExpiry(branch);
+      }
+    }
   }
 
   addEndpoint(endpoint: EndpointRecord): void {
@@ -322,23 +350,45 @@ export class World {
     delete op.error;
     this.settle(op, "finished", at);
     if (endpoint) this.applyEffect(op, endpoint, at);
+    if (op.action === "create_branch") this.branchReady(op.branchId, at);
     this.runNext(op, endpoint, at);
   }
 
-  /** Runs the next operation of the chain, or, at its end, clears the endpoint's pending state. */
+  private branchReady(branchId: string | undefined, at: number): void {
+    const branch = branchId === undefined ? undefined : this.branches.get(branchId);
+    if (!branch || branch.currentState !== "init") return;
+    branch.currentState = "ready";
+    branch.stateChangedAt = at;
+    branch.updatedAt = at;
+    this.changed();
+  }
+
+  /**
+   * Runs the next operation of the chain. An endpoint's pending state clears when the chain has
+   * no more operations for it (a new branch's chain starts several endpoints in turn).
+   */
   private runNext(op: OperationRecord, endpoint: EndpointRecord | undefined, at: number): void {
     const next = this.nextOf(op);
-    if (next) {
-      this.run(next, at);
-    } else if (endpoint && endpoint.pendingState !== undefined && op.action !== "check_availability") {
+    if (
+      endpoint &&
+      endpoint.pendingState !== undefined &&
+      op.action !== "check_availability" &&
+      next?.endpointId !== endpoint.id
+    ) {
       delete endpoint.pendingState;
       this.touch(endpoint, at);
     }
+    if (next) this.run(next, at);
   }
 
   /** After a final error the rest of the request's chain is cancelled: `cancelling`, then `cancelled`. */
   private cancelChain(op: OperationRecord, at: number): void {
     for (let next = this.nextOf(op); next; next = this.nextOf(next)) {
+      const endpoint = next.endpointId === undefined ? undefined : this.endpoints.get(next.endpointId);
+      if (endpoint?.pendingState !== undefined) {
+        delete endpoint.pendingState;
+        this.touch(endpoint, at);
+      }
       next.status = "cancelling";
       next.updatedAt = at;
       next.doneAt = at + cancellationMs;
@@ -461,6 +511,9 @@ export class World {
       case "check-availability":
         this.checkAvailability(event.at, now);
         break;
+      case "branch-expiry":
+        this.expireBranch(event.branchId, event.at);
+        break;
     }
   }
 
@@ -510,7 +563,10 @@ export class World {
       world.apiKeysByDigest.set(key.digest, key);
     }
     for (const project of state.projects) world.addProject(project);
-    for (const branch of state.branches) world.addBranch(branch);
+    for (const branch of state.branches) {
+      world.addBranch(branch);
+      world.scheduleBranchExpiry(branch);
+    }
     for (const endpoint of state.endpoints) {
       world.addEndpoint(endpoint);
       world.scheduleAutosuspend(endpoint);
