@@ -122,6 +122,29 @@ describe("@neondatabase/api-client", () => {
     // Already gone: 204 with no body, as the document says.
     expect((await api.deleteProjectEndpoint(projectId, id)).status).toBe(204);
 
+    const branch = await api.createProjectBranch(projectId, {
+      branch: { parent_id: dev!, name: "api-client-branch" },
+      endpoints: [{ type: EndpointType.ReadOnly }],
+    });
+    expect(branch.status).toBe(201);
+    const branchId = branch.data.branch.id;
+    await expect
+      .poll(async () => (await api.getProjectBranch(projectId, branchId)).data.branch.current_state)
+      .toBe("ready");
+    const branches = (await api.listProjectBranches({ projectId })).data.branches;
+    expect(branches.map((b) => b.name)).toContain("api-client-branch");
+    const protectedBranch = await api.updateProjectBranch(projectId, branchId, {
+      branch: { protected: true },
+    });
+    expect(protectedBranch.data.branch.protected).toBe(true);
+    await api.updateProjectBranch(projectId, branchId, { branch: { protected: false } });
+    await expect
+      .poll(
+        async () => (await api.deleteProjectBranch({ projectId, branchId }).catch(() => undefined))?.status,
+      )
+      .toBe(200);
+    expect((await api.deleteProjectBranch({ projectId, branchId })).status).toBe(204);
+
     const auth = (await api.getAuthDetails()).data;
     expect(auth.auth_method).toBe("api_key_user");
     expect((await api.getCurrentUserInfo()).data.id).toBe(auth.account_id);
