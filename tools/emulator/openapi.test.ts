@@ -85,6 +85,7 @@ describe("responses conform to the official OpenAPI document", () => {
     expect((await conforming(h, "DELETE", one, `${P}/endpoints/${id}`)).status).toBe(204); // already gone
 
     const B = "/projects/{project_id}/branches";
+    h.clock.advance(5000); // the endpoint's deletion done
     const branch = await conforming(h, "POST", B, `${P}/branches`, { branch: { name: "validated" } });
     await conforming(h, "POST", B, `${P}/branches`, { branch: { name: "validated" } }); // 409
     await conforming(h, "GET", B, `${P}/branches`);
