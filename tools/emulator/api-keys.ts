@@ -1,13 +1,18 @@
-// The account's API keys: creation (the only time a value is shown),
-// authentication by digest, and revocation.
+// API keys, each of one account: creation (the only time a value is shown),
+// authentication by digest, and revocation. An account sees only its own keys.
 import { PlatformError, notFound } from "./errors.ts";
 import { digestApiKey, newApiKeyValue } from "./ids.ts";
 import type { ApiKeyRecord } from "./model.ts";
 import type { World } from "./world.ts";
 
-export function createApiKey(world: World, name: string, now: number): { key: ApiKeyRecord; value: string } {
+export function createApiKey(
+  world: World,
+  accountId: string,
+  name: string,
+  now: number,
+): { key: ApiKeyRecord; value: string } {
   const value = newApiKeyValue();
-  return { key: world.addApiKey(name, value, now), value };
+  return { key: world.addApiKey(accountId, name, value, now), value };
 }
 
 /** The live key a bearer token names, if any. */
@@ -22,14 +27,15 @@ export function recordKeyUse(key: ApiKeyRecord, addr: string, now: number): void
   key.lastUsedFromAddr = addr;
 }
 
-export function listApiKeys(world: World): ApiKeyRecord[] {
-  return [...world.apiKeysById.values()].filter((k) => !k.revoked);
+export function listApiKeys(world: World, accountId: string): ApiKeyRecord[] {
+  return [...world.apiKeysById.values()].filter((k) => !k.revoked && k.accountId === accountId);
 }
 
-export function revokeApiKey(world: World, rawId: string): ApiKeyRecord {
+/** Another account's key is as unknown as one that never existed. */
+export function revokeApiKey(world: World, accountId: string, rawId: string): ApiKeyRecord {
   if (!/^\d{1,18}$/.test(rawId)) throw new PlatformError(400, "key_id must be an integer");
   const key = world.apiKeysById.get(Number(rawId));
-  if (!key || key.revoked) throw notFound("API key");
+  if (!key || key.revoked || key.accountId !== accountId) throw notFound("API key");
   key.revoked = true;
   world.changed();
   return key;

@@ -13,25 +13,54 @@ import {
   updateEndpoint,
   type EndpointChange,
 } from "./endpoints.ts";
-import { notFound } from "./errors.ts";
-import type { EndpointRecord } from "./model.ts";
+import { branchesOfProject, createBranch, deleteBranch, findBranch, updateBranch } from "./branches.ts";
+import { PlatformError, notFound } from "./errors.ts";
+import type { AccountRecord, EndpointRecord } from "./model.ts";
 import { getOperation, listOperations } from "./operations.ts";
 import { listProjects } from "./projects.ts";
 import {
   createApiKeyBody,
+  createBranchBody,
   createEndpointBody,
   listOperationsQuery,
   listProjectsQuery,
   parseInput,
+  updateBranchBody,
   updateEndpointBody,
 } from "./requests.ts";
 import { formatTimestamp } from "./timestamps.ts";
-import { apiKeyListView, apiKeyRevokeView, endpointView, operationView, projectView } from "./views.ts";
+import {
+  apiKeyListView,
+  apiKeyRevokeView,
+  authDetailsView,
+  branchView,
+  currentUserView,
+  endpointView,
+  operationView,
+  organizationView,
+  projectView,
+} from "./views.ts";
 import type { World } from "./world.ts";
+
+/** Choices about the platform's answers where it has more than one (see docs/emulator.md). */
+export interface ResponseShape {
+  /** The status of a DELETE of an endpoint that does not exist or is already deleted (default 204, no body). */
+  missingEndpointDelete: 204 | 404;
+  /** Leave out response fields the OpenAPI document marks deprecated (default false: it still requires them). */
+  dropDeprecatedFields: boolean;
+}
+
+export const defaultResponseShape: ResponseShape = {
+  missingEndpointDelete: 204,
+  dropDeprecatedFields: false,
+};
 
 export interface ApiContext {
   world: World;
   views: EndpointViews;
+  shape: ResponseShape;
+  /** The account of the request's key: it sees only its own projects and keys. */
+  account: AccountRecord;
   params: Record<string, string | undefined>;
   query: URLSearchParams;
   body: unknown;
@@ -39,7 +68,10 @@ export interface ApiContext {
 }
 
 /** A response body already serialised (`json`), or a value to serialise (`body`). */
-export type ApiResponse = { status: number; body: unknown } | { status: number; json: string | Buffer };
+export type ApiResponse =
+  | { status: number; body: unknown }
+  | { status: number; json: string | Buffer }
+  | { status: 204; empty: true };
 
 export interface ApiRoute {
   method: HTTPMethod;
@@ -53,19 +85,25 @@ export interface ApiRoute {
  */
 export class EndpointViews {
   private readonly world: World;
+  private readonly dropDeprecatedFields: boolean;
   private readonly endpoints = new Map<string, string>();
   private readonly lists = new Map<string, Buffer>();
   private version = -1;
 
-  constructor(world: World) {
+  constructor(world: World, shape: ResponseShape) {
     this.world = world;
+    this.dropDeprecatedFields = shape.dropDeprecatedFields;
   }
 
   json(endpoint: EndpointRecord): string {
     this.expire();
     let json = this.endpoints.get(endpoint.id);
     if (json === undefined) {
-      json = JSON.stringify(endpointView(endpoint, findProject(this.world, endpoint.projectId)));
+      json = JSON.stringify(
+        endpointView(endpoint, findProject(this.world, endpoint.projectId), {
+          dropDeprecatedFields: this.dropDeprecatedFields,
+        }),
+      );
       this.endpoints.set(endpoint.id, json);
     }
     return json;
@@ -104,7 +142,10 @@ function endpointChange(
   return {
     status,
     body: {
-      endpoint: endpointView(change.endpoint, project, { pendingState }),
+      endpoint: endpointView(change.endpoint, project, {
+        pendingState,
+        dropDeprecatedFields: ctx.shape.dropDeprecatedFields,
+      }),
       operations: change.operations.map((op) => operationView(op, ctx.now)),
     },
   };
@@ -112,11 +153,50 @@ function endpointChange(
 
 export const apiRoutes: ApiRoute[] = [
   {
+    // Who the key belongs to: keys of one account share its rate budget.
+    method: "GET",
+    path: "/auth",
+    handle: (ctx) => ({ status: 200, body: authDetailsView(ctx.account) }),
+  },
+  {
+    method: "GET",
+    path: "/users/me",
+    handle(ctx) {
+      // An organization's key is not tied to a user (a choice: the document does not say what it answers).
+      if (ctx.account.kind !== "user") {
+        throw new PlatformError(404, "user not found: the API key belongs to an organization");
+      }
+      return { status: 200, body: currentUserView(ctx.account, ctx.shape) };
+    },
+  },
+  {
+    // A user's organizations (those its projects name); an organization's key: that organization.
+    method: "GET",
+    path: "/users/me/organizations",
+    handle(ctx) {
+      const { account } = ctx;
+      if (account.kind === "organization") {
+        return {
+          status: 200,
+          body: { organizations: [organizationView(account.id, account.name, account.createdAt)] },
+        };
+      }
+      const orgIds = new Set<string>();
+      for (const p of ctx.world.projects.values()) {
+        if (p.ownerId === account.id && p.orgId !== undefined) orgIds.add(p.orgId);
+      }
+      return {
+        status: 200,
+        body: { organizations: [...orgIds].map((id) => organizationView(id, id, account.createdAt)) },
+      };
+    },
+  },
+  {
     method: "POST",
     path: "/api_keys",
     handle(ctx) {
       const { key_name } = parseInput(createApiKeyBody, ctx.body);
-      const { key, value } = createApiKey(ctx.world, key_name, ctx.now);
+      const { key, value } = createApiKey(ctx.world, ctx.account.id, key_name, ctx.now);
       return {
         status: 200,
         body: {
@@ -124,7 +204,7 @@ export const apiRoutes: ApiRoute[] = [
           key: value,
           name: key.name,
           created_at: formatTimestamp(key.createdAt),
-          created_by: ctx.world.user.id,
+          created_by: ctx.account.id,
         },
       };
     },
@@ -134,7 +214,7 @@ export const apiRoutes: ApiRoute[] = [
     path: "/api_keys",
     handle: (ctx) => ({
       status: 200,
-      body: listApiKeys(ctx.world).map((k) => apiKeyListView(k, ctx.world.user)),
+      body: listApiKeys(ctx.world, ctx.account.id).map((k) => apiKeyListView(k, ctx.account)),
     }),
   },
   {
@@ -142,18 +222,24 @@ export const apiRoutes: ApiRoute[] = [
     path: "/api_keys/:key_id",
     handle: (ctx) => ({
       status: 200,
-      body: apiKeyRevokeView(revokeApiKey(ctx.world, param(ctx, "key_id")), ctx.world.user),
+      body: apiKeyRevokeView(revokeApiKey(ctx.world, ctx.account.id, param(ctx, "key_id")), ctx.account),
     }),
   },
   {
     method: "GET",
     path: "/projects",
     handle(ctx) {
-      const page = listProjects(ctx.world, parseInput(listProjectsQuery, Object.fromEntries(ctx.query)));
+      const page = listProjects(
+        ctx.world,
+        ctx.account.id,
+        parseInput(listProjectsQuery, Object.fromEntries(ctx.query)),
+      );
       return {
         status: 200,
         body: {
-          projects: page.projects.map((p) => projectView(p, ctx.world.user)),
+          projects: page.projects.map((p) =>
+            projectView(p, { dropDeprecatedFields: ctx.shape.dropDeprecatedFields }),
+          ),
           ...(page.cursor === undefined ? {} : { pagination: { cursor: page.cursor } }),
           applications: {},
           integrations: {},
@@ -217,13 +303,21 @@ export const apiRoutes: ApiRoute[] = [
   {
     method: "DELETE",
     path: "/projects/:project_id/endpoints/:endpoint_id",
-    handle: (ctx) =>
-      endpointChange(
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findProject(ctx.world, projectId);
+      const endpoint = ctx.world.endpoints.get(param(ctx, "endpoint_id"));
+      // The document: 204 "if the endpoint doesn't exist or has already been deleted".
+      if ((!endpoint || endpoint.projectId !== projectId) && ctx.shape.missingEndpointDelete === 204) {
+        return { status: 204, empty: true };
+      }
+      return endpointChange(
         ctx,
         200,
-        deleteEndpoint(ctx.world, param(ctx, "project_id"), param(ctx, "endpoint_id"), ctx.now),
+        deleteEndpoint(ctx.world, projectId, param(ctx, "endpoint_id"), ctx.now),
         { pendingState: false },
-      ),
+      );
+    },
   },
   ...(
     [
@@ -239,6 +333,82 @@ export const apiRoutes: ApiRoute[] = [
         pendingState: false,
       }),
   })),
+  {
+    method: "GET",
+    path: "/projects/:project_id/branches",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findProject(ctx.world, projectId);
+      const branches = branchesOfProject(ctx.world, projectId).map((b) => branchView(b, ctx.shape));
+      return { status: 200, body: { branches, annotations: {} } };
+    },
+  },
+  {
+    method: "POST",
+    path: "/projects/:project_id/branches",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      const project = findProject(ctx.world, projectId);
+      const change = createBranch(ctx.world, projectId, parseInput(createBranchBody, ctx.body), ctx.now);
+      return {
+        status: 201,
+        body: {
+          branch: branchView(change.branch, ctx.shape),
+          endpoints: change.endpoints.map((e) =>
+            endpointView(e, project, { ...ctx.shape, pendingState: true }),
+          ),
+          operations: change.operations.map((op) => operationView(op, ctx.now)),
+          // No roles or databases are emulated yet.
+          roles: [],
+          databases: [],
+        },
+      };
+    },
+  },
+  {
+    method: "GET",
+    path: "/projects/:project_id/branches/:branch_id",
+    handle(ctx) {
+      const branch = findBranch(ctx.world, param(ctx, "project_id"), param(ctx, "branch_id"));
+      return {
+        status: 200,
+        body: {
+          branch: branchView(branch, ctx.shape),
+          annotation: { object: { type: "console/branch", id: branch.id }, value: {} },
+        },
+      };
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/projects/:project_id/branches/:branch_id",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findBranch(ctx.world, projectId, param(ctx, "branch_id"));
+      const { branch } = parseInput(updateBranchBody, ctx.body);
+      const change = updateBranch(ctx.world, projectId, param(ctx, "branch_id"), branch, ctx.now);
+      return { status: 200, body: { branch: branchView(change.branch, ctx.shape), operations: [] } };
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/projects/:project_id/branches/:branch_id",
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findProject(ctx.world, projectId);
+      const branch = ctx.world.branches.get(param(ctx, "branch_id"));
+      // The document: 204 "if the branch doesn't exist or has already been deleted".
+      if (!branch || branch.projectId !== projectId) return { status: 204, empty: true };
+      const change = deleteBranch(ctx.world, branch, ctx.now);
+      return {
+        status: 200,
+        body: {
+          branch: branchView(change.branch, ctx.shape),
+          operations: change.operations.map((op) => operationView(op, ctx.now)),
+        },
+      };
+    },
+  },
   {
     method: "GET",
     path: "/projects/:project_id/branches/:branch_id/endpoints",

@@ -119,6 +119,36 @@ describe("@neondatabase/api-client", () => {
     await expect
       .poll(async () => (await api.deleteProjectEndpoint(projectId, id).catch(() => undefined))?.status)
       .toBe(200);
+    // Already gone: 204 with no body, as the document says.
+    expect((await api.deleteProjectEndpoint(projectId, id)).status).toBe(204);
+
+    const branch = await api.createProjectBranch(projectId, {
+      branch: { parent_id: dev!, name: "api-client-branch" },
+      endpoints: [{ type: EndpointType.ReadOnly }],
+    });
+    expect(branch.status).toBe(201);
+    const branchId = branch.data.branch.id;
+    await expect
+      .poll(async () => (await api.getProjectBranch(projectId, branchId)).data.branch.current_state)
+      .toBe("ready");
+    const branches = (await api.listProjectBranches({ projectId })).data.branches;
+    expect(branches.map((b) => b.name)).toContain("api-client-branch");
+    const protectedBranch = await api.updateProjectBranch(projectId, branchId, {
+      branch: { protected: true },
+    });
+    expect(protectedBranch.data.branch.protected).toBe(true);
+    await api.updateProjectBranch(projectId, branchId, { branch: { protected: false } });
+    await expect
+      .poll(
+        async () => (await api.deleteProjectBranch({ projectId, branchId }).catch(() => undefined))?.status,
+      )
+      .toBe(200);
+    expect((await api.deleteProjectBranch({ projectId, branchId })).status).toBe(204);
+
+    const auth = (await api.getAuthDetails()).data;
+    expect(auth.auth_method).toBe("api_key_user");
+    expect((await api.getCurrentUserInfo()).data.id).toBe(auth.account_id);
+    expect((await api.getCurrentUserOrganizations()).data.organizations).toEqual([]);
 
     const key = await api.createApiKey({ key_name: "api-client" });
     expect((await api.listApiKeys()).data.map((k) => k.name)).toContain("api-client");
@@ -130,7 +160,7 @@ describe("neonctl", () => {
   const require = createRequire(import.meta.url);
   const cli = join(dirname(require.resolve("neonctl/package.json")), "bin", "cli.js");
 
-  it("lists projects and operations and manages API keys", async () => {
+  it("shows the user, lists projects and operations and manages API keys", async () => {
     const h = await startHarness(realTime);
     const configDir = await mkdtemp(join(tmpdir(), "neonctl-"));
     try {
@@ -151,6 +181,7 @@ describe("neonctl", () => {
         return JSON.parse(stdout) as unknown;
       };
       expect(await neonctl("projects", "list")).toMatchObject({ projects: [{ id: projectId }] });
+      expect(await neonctl("me")).toMatchObject({ email: "user@example.com" });
       const [seeded] = (await h.api("GET", `/projects/${projectId}/endpoints`)).body.endpoints;
       await h.api("POST", `/projects/${projectId}/endpoints/${seeded.id}/start`);
       expect(await neonctl("operations", "list", "--project-id", projectId)).toEqual([

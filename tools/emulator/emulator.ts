@@ -7,16 +7,24 @@ import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { z } from "zod";
 import { adminPrefix, adminRoutes, type AdminContext, type AdminTarget } from "./admin-routes.ts";
 import { authenticate, recordKeyUse } from "./api-keys.ts";
-import { apiRoutes, EndpointViews, type ApiContext, type ApiResponse } from "./api-routes.ts";
+import {
+  apiRoutes,
+  defaultResponseShape,
+  EndpointViews,
+  type ApiContext,
+  type ApiResponse,
+  type ResponseShape,
+} from "./api-routes.ts";
 import { createClock, type Clock } from "./clock.ts";
-import { PlatformError, projectLocked } from "./errors.ts";
+import { PlatformError, notFound, projectLocked } from "./errors.ts";
 import { Faults } from "./faults.ts";
-import { readJsonBody, sendError, sendJson } from "./http.ts";
+import { readJsonBody, sendEmpty, sendError, sendJson } from "./http.ts";
 import { newRequestId } from "./ids.ts";
 import { seedWorld } from "./projects.ts";
 import { RateLimiter, platformRateLimits, type RateLimits } from "./rate-limit.ts";
 import { RequestLog, type RequestLogEntry } from "./request-log.ts";
-import { parseSeed, type Seed, type seedSchema } from "./seed.ts";
+import { newRandomSeed, seededRandom } from "./random.ts";
+import { parseSeed, type AccountSeed, type Seed, type seedSchema } from "./seed.ts";
 import { loadState, saveState } from "./state-file.ts";
 import { World, type WorldOptions } from "./world.ts";
 
@@ -33,14 +41,32 @@ export interface EmulatorOptions {
   clock?: Clock;
   /** Emulated duration of an operation's running phase, overall or per action (default 1000 ms). */
   operationDurationMs?: WorldOptions["operationDurationMs"];
+  /**
+   * Each run of an operation lasts its duration × (1 ± jitter), drawn uniformly (0..1; default 0).
+   * The platform's durations vary; a fixed one is too easy for a client to learn.
+   */
+  operationDurationJitter?: number;
+  /** Seed of the duration jitter and fault rolls, so a run repeats (default: a fresh one, reported). */
+  randomSeed?: number;
   /** Emulated interval of check_availability operations; 0 (the default) disables them. */
   checkAvailabilityIntervalMs?: number;
   /** Operations kept per project before the oldest finished ones are dropped (default 2000). */
   maxOperationsPerProject?: number;
   /** How long new operations stay out of the operations list (eventual consistency; default 0). */
   operationsListLagMs?: number;
-  /** What a running operation locks against new mutations: its branch (default) or the project. */
+  /** What a running operation locks against new mutations: the project (default) or only its branch (optimistic). */
   lockScope?: WorldOptions["lockScope"];
+  /**
+   * The status of a DELETE of an endpoint that does not exist or is already deleted: 204 with no
+   * body (default, as the OpenAPI document says), or 404 as for other unknown objects.
+   */
+  missingEndpointDelete?: 204 | 404;
+  /**
+   * Leave out response fields the OpenAPI document marks deprecated (`pooler_enabled`,
+   * `pooler_mode`, `cpu_used_sec`, `login`), as the platform may once their sunset passes
+   * (default false: the document still lists them as required).
+   */
+  dropDeprecatedFields?: boolean;
   /** The platform's limits by default; `false` turns them off. */
   rateLimits?: RateLimits | false;
   /** Keep the world in this file across restarts (loaded at start when it exists). */
@@ -49,7 +75,7 @@ export interface EmulatorOptions {
   maxBodyBytes?: number;
   /** Requests kept in the admin request log (default 1000). */
   requestLogSize?: number;
-  /** Source of randomness for fault rates (default Math.random). */
+  /** Source of randomness for fault rates (default: seeded from `randomSeed`). */
   random?: () => number;
 }
 
@@ -58,8 +84,10 @@ export interface Emulator {
   readonly url: string;
   /** Base URL of the admin API, ending in /emulator. */
   readonly adminUrl: string;
-  /** The value of the seeded bootstrap key. */
+  /** The value of the seeded bootstrap key (of the first account). */
   readonly bootstrapKey: string;
+  /** Every seeded account's bootstrap key value, by account id, in seed order. */
+  readonly bootstrapKeys: ReadonlyMap<string, string>;
   readonly clock: Clock;
   readonly faults: Faults;
   readonly requestLog: RequestLog;
@@ -81,12 +109,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       speed: options.speed ?? 1,
       startAt: Math.max(Date.now(), saved?.world.savedAt ?? 0),
     });
-  const faults = new Faults(options.random);
+  const randomSeed = options.randomSeed ?? newRandomSeed();
+  // Two streams: how many faults fire never shifts the durations drawn, and vice versa.
+  const faults = new Faults(options.random ?? seededRandom(randomSeed ^ 0x9e3779b9));
+  const durationRandom = seededRandom(randomSeed);
   const worldOptions: WorldOptions = {
     clock,
+    random: durationRandom,
     ...(options.operationDurationMs === undefined
       ? {}
       : { operationDurationMs: options.operationDurationMs }),
+    ...(options.operationDurationJitter === undefined
+      ? {}
+      : { operationDurationJitter: options.operationDurationJitter }),
     ...(options.checkAvailabilityIntervalMs === undefined
       ? {}
       : { checkAvailabilityIntervalMs: options.checkAvailabilityIntervalMs }),
@@ -97,33 +132,50 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       ? {}
       : { operationsListLagMs: options.operationsListLagMs }),
     ...(options.lockScope === undefined ? {} : { lockScope: options.lockScope }),
-    operationWillFail: faults.operationWillFail,
+    operationFault: faults.operationFault,
   };
   let world: World;
-  let bootstrapKey: string;
+  let bootstrapKeys: Map<string, string>;
   if (saved) {
     world = World.restore(worldOptions, saved.world);
-    bootstrapKey = saved.bootstrapKey;
+    bootstrapKeys = saved.bootstrapKeys;
   } else {
-    ({ world, bootstrapKey } = seedWorld(worldOptions, seed));
+    ({ world, bootstrapKeys } = seedWorld(worldOptions, seed));
   }
+  const bootstrapKey = bootstrapKeys.values().next().value ?? "";
+  // A reset brings back the same accounts with the same keys, even where the seed let them be generated.
+  const accountIds = [...world.accounts.keys()];
+  const pin = (account: AccountSeed, i: number): AccountSeed => {
+    const id = accountIds[i];
+    const key = id === undefined ? undefined : bootstrapKeys.get(id);
+    return {
+      ...account,
+      account: { ...account.account, ...(id === undefined ? {} : { id }) },
+      bootstrap_key: { ...account.bootstrap_key, ...(key === undefined ? {} : { key }) },
+    };
+  };
+  const pinnedSeed: Seed = { ...pin(seed, 0), accounts: seed.accounts.map((a, i) => pin(a, i + 1)) };
   const requestLog = new RequestLog(options.requestLogSize ?? 1000);
   const limits = options.rateLimits === undefined ? platformRateLimits : options.rateLimits;
   const rateLimiter = limits === false ? undefined : new RateLimiter(limits);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
 
+  const shape: ResponseShape = {
+    missingEndpointDelete: options.missingEndpointDelete ?? defaultResponseShape.missingEndpointDelete,
+    dropDeprecatedFields: options.dropDeprecatedFields ?? defaultResponseShape.dropDeprecatedFields,
+  };
   const target: AdminTarget = {
     world,
-    views: new EndpointViews(world),
+    randomSeed,
+    shape,
+    views: new EndpointViews(world, shape),
     faults,
     requestLog,
     reset() {
-      const fresh = seedWorld(worldOptions, {
-        ...seed,
-        bootstrap_key: { ...seed.bootstrap_key, key: bootstrapKey },
-      });
+      // The jitter restarts from the seed too, so a reset run repeats the first one.
+      const fresh = seedWorld({ ...worldOptions, random: seededRandom(randomSeed) }, pinnedSeed);
       target.world = fresh.world;
-      target.views = new EndpointViews(fresh.world);
+      target.views = new EndpointViews(fresh.world, shape);
       faults.clear();
       requestLog.clear();
       rateLimiter?.reset();
@@ -143,7 +195,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const path = options.stateFile;
     clearTimeout(saveTimer);
     saveTimer = undefined;
-    const state = { bootstrapKey, world: target.world.snapshot() };
+    const state = { bootstrapKeys, world: target.world.snapshot() };
     saving = saving.then(() => saveState(path, state));
     return saving;
   };
@@ -202,7 +254,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       fail(404, "not found");
       return;
     }
-    if (rateLimiter && !rateLimiter.admit(target.world.user.id, routeName)) {
+    // The platform's limits are per account: every key of one account spends the same budget.
+    if (rateLimiter && !rateLimiter.admit(key.accountId, routeName)) {
       fail(429, "rate limit exceeded");
       return;
     }
@@ -212,9 +265,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const body = withBody.has(method) ? await readJsonBody(req, maxBodyBytes) : undefined;
       const now = clock.now();
       target.world.advance(now);
+      const account = target.world.account(key.accountId);
+      // Another account's project is as unknown as one that never existed.
+      const projectId = match.params["project_id"];
+      const project = projectId === undefined ? undefined : target.world.projects.get(projectId);
+      if (project && project.ownerId !== account.id) throw notFound("project");
       const ctx: ApiContext = {
         world: target.world,
         views: target.views,
+        shape,
+        account,
         params: match.params,
         query,
         body,
@@ -236,12 +296,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       requestLog.add(entry(0, "lose_response"));
       return;
     }
-    sendJson(
-      res,
-      response.status,
-      "json" in response ? response.json : JSON.stringify(response.body),
-      requestId,
-    );
+    if ("empty" in response) sendEmpty(res, response.status, requestId);
+    else {
+      sendJson(
+        res,
+        response.status,
+        "json" in response ? response.json : JSON.stringify(response.body),
+        requestId,
+      );
+    }
     requestLog.add(entry(response.status, fault ? "latency" : undefined));
   }
 
@@ -264,12 +327,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       target.world.advance(now);
       const ctx: AdminContext = { target, params: match.params, query, body, now };
       const response = (match.store as (typeof adminRoutes)[number]).handle(ctx);
-      sendJson(
-        res,
-        response.status,
-        "json" in response ? response.json : JSON.stringify(response.body),
-        requestId,
-      );
+      if ("empty" in response) sendEmpty(res, response.status, requestId);
+      else {
+        sendJson(
+          res,
+          response.status,
+          "json" in response ? response.json : JSON.stringify(response.body),
+          requestId,
+        );
+      }
     } catch (err) {
       if (!(err instanceof PlatformError)) console.error("emulator: admin request failed:", err);
       sendError(res, err instanceof PlatformError ? err.status : 500, errorMessage(err), requestId);
@@ -312,6 +378,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     url: `${origin}${apiPrefix}`,
     adminUrl: `${origin}${adminPrefix}`,
     bootstrapKey,
+    bootstrapKeys,
     clock,
     faults,
     requestLog,

@@ -24,9 +24,11 @@ export function findEndpoint(world: World, projectId: string, endpointId: string
   return endpoint;
 }
 
-function findBranch(world: World, projectId: string, branchId: string): void {
+/** The branch an endpoint is put on: it must exist, and be past its creation (422 "branch not ready yet"). */
+function findReadyBranch(world: World, projectId: string, branchId: string): void {
   const branch = world.branches.get(branchId);
   if (!branch || branch.projectId !== projectId) throw notFound("branch");
+  if (branch.currentState === "init") throw new PlatformError(422, "branch not ready yet");
 }
 
 export function createEndpoint(
@@ -37,7 +39,7 @@ export function createEndpoint(
   creationSource = "console",
 ): EndpointChange {
   const project = findProject(world, projectId);
-  findBranch(world, projectId, body.branch_id);
+  findReadyBranch(world, projectId, body.branch_id);
   if (body.region_id !== undefined && body.region_id !== project.regionId) {
     throw badRequest(`region_id must be the project's region ${project.regionId}`);
   }
@@ -108,7 +110,7 @@ export function updateEndpoint(
   const targetBranch = body.branch_id === endpoint.branchId ? undefined : body.branch_id;
   const branchChanged = targetBranch !== undefined;
   if (targetBranch !== undefined) {
-    findBranch(world, projectId, targetBranch);
+    findReadyBranch(world, projectId, targetBranch);
     if (world.endpointsOfBranch(targetBranch).length > 0) {
       throw new PlatformError(409, "the target branch already has an endpoint");
     }

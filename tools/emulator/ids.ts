@@ -215,6 +215,11 @@ export function newProjectId(): string {
   return `${pick(adjectives)}-${pick(nouns)}-${String(randomInt(10_000_000, 100_000_000))}`;
 }
 
+/** `org-<adjective>-<noun>-<8 digits>`, the platform's organization id form. */
+export function newOrganizationId(): string {
+  return `org-${newProjectId()}`;
+}
+
 export const newOperationId = randomUUID;
 export const newRequestId = randomUUID;
 

@@ -3,16 +3,49 @@
 
 export type EndpointType = "read_write" | "read_only";
 export type EndpointState = "init" | "active" | "idle";
-export type OperationStatus = "scheduling" | "running" | "finished" | "failed";
+/** Every status of the platform's OpenAPI document. */
+export type OperationStatus =
+  "scheduling" | "running" | "finished" | "failed" | "error" | "cancelling" | "cancelled" | "skipped";
 
-export interface User {
+/**
+ * The statuses an operation never leaves. `failed` is not one: the platform retries a failed
+ * operation (`retry_at`), and `error` is its final failure.
+ */
+export const settledStatuses: ReadonlySet<OperationStatus> = new Set([
+  "finished",
+  "error",
+  "cancelled",
+  "skipped",
+]);
+
+/** What an operation fault makes of one operation (decided when it first runs). */
+export interface OperationFaultPlan {
+  /** How many runs fail: `failures_count` reaches this. */
+  failures: number;
+  /** After the last failure: the platform's retry succeeds (`finished`), or that failure is final (`error`). */
+  then: "finished" | "error";
+  /** Emulated time from a failed run to its retry (`retry_at`). */
+  retryDelayMs: number;
+}
+
+/**
+ * Who keys and projects belong to, and whose rate budget a request spends: a
+ * user (its keys are `api_key_user`) or an organization (`api_key_org`).
+ */
+export interface AccountRecord {
+  /** A user's id is a UUID; an organization's is `org-...`. */
   id: string;
+  kind: "user" | "organization";
   name: string;
   image: string;
+  email: string;
+  createdAt: number;
 }
 
 export interface ApiKeyRecord {
   id: number;
+  /** The account the key belongs to. */
+  accountId: string;
   name: string;
   /** sha256 of the key value; the value itself is never stored. */
   digest: string;
@@ -24,6 +57,8 @@ export interface ApiKeyRecord {
 
 export interface ProjectRecord {
   id: string;
+  /** The account that owns the project; only its keys see it. */
+  ownerId: string;
   name: string;
   regionId: string;
   platformId: string;
@@ -36,6 +71,8 @@ export interface ProjectRecord {
   updatedAt: number;
 }
 
+export type BranchState = "init" | "ready";
+
 export interface BranchRecord {
   id: string;
   projectId: string;
@@ -43,6 +80,13 @@ export interface BranchRecord {
   parentId?: string;
   primary: boolean;
   createdAt: number;
+  /** `init` until its create_branch operation finishes; absent (older state files): ready. */
+  currentState?: BranchState;
+  stateChangedAt?: number;
+  updatedAt?: number;
+  protected?: boolean;
+  /** When the platform deletes it on its own (emulated ms). */
+  expiresAt?: number;
 }
 
 export interface EndpointRecord {
@@ -74,6 +118,7 @@ export type OperationAction =
   | "apply_config"
   | "check_availability"
   | "create_branch"
+  | "delete_timeline"
   | "create_timeline"
   | "start_compute"
   | "suspend_compute";
@@ -90,16 +135,18 @@ export interface OperationRecord {
   /** Creation time in microseconds, unique per project: the pagination key. */
   createdMicros: number;
   updatedAt: number;
-  /** When the running phase ends (emulated ms); set once the operation runs. */
+  /** When the running (or cancelling) phase ends (emulated ms). */
   doneAt?: number;
+  /** When the platform runs a `failed` operation again (emulated ms). */
+  retryAt?: number;
   /** The operation of the same request that runs after this one. */
   nextId?: string;
-  /** Decided when the operation starts, so a failure fault applies exactly once. */
-  willFail?: boolean;
+  /** Decided when the operation first runs, so a fault applies to it exactly once. */
+  fault?: OperationFaultPlan;
 }
 
 export interface WorldState {
-  user: User;
+  accounts: AccountRecord[];
   apiKeys: ApiKeyRecord[];
   nextApiKeyId: number;
   projects: ProjectRecord[];

@@ -21,6 +21,9 @@ describe("responses conform to the official OpenAPI document", () => {
     const E = "/projects/{project_id}/endpoints";
     const one = `${E}/{endpoint_id}`;
 
+    await conforming(h, "GET", "/auth", "/auth");
+    await conforming(h, "GET", "/users/me", "/users/me");
+    await conforming(h, "GET", "/users/me/organizations", "/users/me/organizations");
     await conforming(h, "GET", "/projects", "/projects");
     await conforming(h, "GET", "/projects", "/projects?limit=1&search=nothing-matches");
     await conforming(h, "GET", "/projects", "/projects?limit=0");
@@ -79,7 +82,22 @@ describe("responses conform to the official OpenAPI document", () => {
       `${P}/operations/${ops.body.operations[0].id}`,
     );
     await conforming(h, "DELETE", one, `${P}/endpoints/${id}`);
-    await conforming(h, "DELETE", one, `${P}/endpoints/${id}`);
+    expect((await conforming(h, "DELETE", one, `${P}/endpoints/${id}`)).status).toBe(204); // already gone
+
+    const B = "/projects/{project_id}/branches";
+    h.clock.advance(5000); // the endpoint's deletion done
+    const branch = await conforming(h, "POST", B, `${P}/branches`, { branch: { name: "validated" } });
+    await conforming(h, "POST", B, `${P}/branches`, { branch: { name: "validated" } }); // 409
+    await conforming(h, "GET", B, `${P}/branches`);
+    const path = `${P}/branches/${branch.body.branch.id}`;
+    await conforming(h, "GET", `${B}/{branch_id}`, path);
+    await conforming(h, "PATCH", `${B}/{branch_id}`, path, { branch: { protected: true } });
+    await conforming(h, "GET", `${B}/{branch_id}`, `${P}/branches/br-missing`); // 404
+    h.clock.advance(1000);
+    await conforming(h, "DELETE", `${B}/{branch_id}`, path); // 422: protected
+    await conforming(h, "PATCH", `${B}/{branch_id}`, path, { branch: { protected: false } });
+    await conforming(h, "DELETE", `${B}/{branch_id}`, path);
+    await conforming(h, "DELETE", `${B}/{branch_id}`, path); // 204
 
     const unauthorized = await h.api("GET", "/projects", undefined, { key: null });
     expect(responseErrors("GET", "/projects", 401, unauthorized.body)).toEqual([]);

@@ -3,8 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { newEndpoint } from "./endpoints.ts";
 import { PlatformError, notFound } from "./errors.ts";
-import { newApiKeyValue, newBranchId, newProjectId } from "./ids.ts";
-import type { BranchRecord, EndpointRecord, OperationRecord, ProjectRecord } from "./model.ts";
+import { newApiKeyValue, newBranchId, newOrganizationId, newProjectId } from "./ids.ts";
+import type { AccountRecord, BranchRecord, EndpointRecord, OperationRecord, ProjectRecord } from "./model.ts";
 import type { BranchSeed, ProjectSeed, Seed } from "./seed.ts";
 import { World, type WorldOptions } from "./world.ts";
 
@@ -15,19 +15,33 @@ function regionHost(regionId: string): { platformId: string; proxyHost: string }
   return { platformId: match[1], proxyHost: `${match[2]}.${match[1]}.neon.tech` };
 }
 
-/** A world holding what the seed describes; the bootstrap key's value is returned here only. */
-export function seedWorld(options: WorldOptions, seed: Seed): { world: World; bootstrapKey: string } {
+/** A world holding what the seed describes; the bootstrap keys' values (by account id) are returned here only. */
+export function seedWorld(
+  options: WorldOptions,
+  seed: Seed,
+): { world: World; bootstrapKey: string; bootstrapKeys: Map<string, string> } {
   const now = options.clock.now();
-  const world = new World(options, {
-    id: seed.account.id ?? randomUUID(),
-    name: seed.account.name,
-    image: seed.account.image,
-  });
-  const bootstrapKey = seed.bootstrap_key.key ?? newApiKeyValue();
-  world.addApiKey(seed.bootstrap_key.name, bootstrapKey, now);
-  for (const project of seed.projects) addProject(world, project, now, { seeded: true });
+  const world = new World(options);
+  const bootstrapKeys = new Map<string, string>();
+  for (const accountSeed of [seed, ...seed.accounts]) {
+    const { account: info } = accountSeed;
+    const account: AccountRecord = {
+      id: info.id ?? (info.kind === "user" ? randomUUID() : newOrganizationId()),
+      kind: info.kind,
+      name: info.name,
+      image: info.image,
+      email: info.email,
+      createdAt: now,
+    };
+    world.addAccount(account);
+    const value = accountSeed.bootstrap_key.key ?? newApiKeyValue();
+    world.addApiKey(account.id, accountSeed.bootstrap_key.name, value, now);
+    bootstrapKeys.set(account.id, value);
+    for (const project of accountSeed.projects) addProject(world, account.id, project, now, { seeded: true });
+  }
   world.startAvailabilityChecks();
-  return { world, bootstrapKey };
+  const bootstrapKey = bootstrapKeys.values().next().value ?? "";
+  return { world, bootstrapKey, bootstrapKeys };
 }
 
 export interface NewProject {
@@ -44,20 +58,25 @@ export interface NewProject {
  */
 export function addProject(
   world: World,
+  ownerId: string,
   seed: ProjectSeed,
   now: number,
   { seeded }: { seeded: boolean },
 ): NewProject {
   const id = seed.id ?? newProjectId();
   if (world.projects.has(id)) throw new PlatformError(409, `project ${id} already exists`);
+  const owner = world.account(ownerId);
+  // An organization's projects are its own; a user's may name an organization it belongs to.
+  const orgId = owner.kind === "organization" ? owner.id : seed.org_id;
   const project: ProjectRecord = {
     id,
+    ownerId,
     name: seed.name,
     regionId: seed.region_id,
     ...regionHost(seed.region_id),
     provisioner: seed.provisioner,
     pgVersion: seed.pg_version,
-    ...(seed.org_id === undefined ? {} : { orgId: seed.org_id }),
+    ...(orgId === undefined ? {} : { orgId }),
     branchLogicalSizeLimitMiB: 3072,
     createdAt: now,
     updatedAt: now,
@@ -116,6 +135,7 @@ export function addBranch(
     parentId: parent.id,
     primary: false,
     createdAt: now,
+    ...(seeded ? {} : { currentState: "init" as const, stateChangedAt: now, updatedAt: now }),
   };
   world.addBranch(branch);
   const operations = seeded
@@ -130,9 +150,10 @@ export interface ProjectPage {
   cursor?: string;
 }
 
-/** Projects in creation order; `cursor` is the last project id of the previous page. */
+/** An account's projects in creation order; `cursor` is the last project id of the previous page. */
 export function listProjects(
   world: World,
+  ownerId: string,
   query: {
     limit: number;
     cursor?: string | undefined;
@@ -140,7 +161,7 @@ export function listProjects(
     org_id?: string | undefined;
   },
 ): ProjectPage {
-  let all = [...world.projects.values()];
+  let all = [...world.projects.values()].filter((p) => p.ownerId === ownerId);
   if (query.org_id !== undefined) all = all.filter((p) => p.orgId === query.org_id);
   if (query.search !== undefined) {
     const needle = query.search.toLowerCase();

@@ -34,6 +34,46 @@ export const updateEndpointBody = z.object({
 });
 export type UpdateEndpointBody = z.infer<typeof updateEndpointBody>["endpoint"];
 
+/** RFC 3339 with at most whole seconds, as the document asks of `expires_at`. */
+const timestamp = z.iso
+  .datetime({ offset: true, precision: 0 })
+  .or(z.iso.datetime({ offset: true, precision: -1 }));
+
+export const createBranchBody = z
+  .object({
+    branch: z
+      .object({
+        parent_id: id.optional(),
+        name: z.string().min(1).max(256).optional(),
+        protected: z.boolean().optional(),
+        expires_at: timestamp.optional(),
+      })
+      .optional(),
+    endpoints: z
+      .array(
+        z.object({
+          type: z.enum(["read_write", "read_only"]),
+          autoscaling_limit_min_cu: computeUnit.optional(),
+          autoscaling_limit_max_cu: computeUnit.optional(),
+          provisioner: z.string().min(1).optional(),
+          settings: z.object({ pg_settings: z.record(z.string(), z.string()).optional() }).optional(),
+          suspend_timeout_seconds: z.number().int().min(-1).max(604800).optional(),
+        }),
+      )
+      .optional(),
+  })
+  .default({});
+export type CreateBranchBody = z.infer<typeof createBranchBody>;
+
+export const updateBranchBody = z.object({
+  branch: z.object({
+    name: z.string().min(1).max(256).optional(),
+    protected: z.boolean().optional(),
+    expires_at: timestamp.nullable().optional(),
+  }),
+});
+export type UpdateBranchBody = z.infer<typeof updateBranchBody>["branch"];
+
 export const createApiKeyBody = z.object({ key_name: z.string().max(64) });
 
 const limit = (max: number) => z.coerce.number().int().min(1).max(max);

@@ -23,14 +23,46 @@ const projectSeed = z.object({
   branches: z.array(branchSeed).default([]).describe("child branches, without endpoints"),
 });
 
-export const seedSchema = z.object({
-  account: z
-    .object({
-      id: z.uuid().optional(),
-      name: z.string().default("Emulated User"),
-      image: z.string().default(""),
-    })
-    .default({ name: "Emulated User", image: "" }),
+const accountInfo = z
+  .object({
+    kind: z
+      .enum(["user", "organization"])
+      .default("user")
+      .describe("a user's keys are api_key_user, an organization's api_key_org"),
+    id: z
+      .string()
+      .optional()
+      .describe("a UUID for a user, an id like org-acme-12345678 for an organization; generated when absent"),
+    name: z.string().default("Emulated User"),
+    image: z.string().default(""),
+    email: z.email().default("user@example.com"),
+  })
+  .superRefine((account, ctx) => {
+    if (account.id === undefined) return;
+    const valid =
+      account.kind === "user" ? z.uuid().safeParse(account.id).success : /^[a-z0-9-]{1,60}$/.test(account.id);
+    if (!valid) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["id"],
+        message:
+          account.kind === "user"
+            ? "a user's id is a UUID"
+            : "an organization's id is 1-60 lowercase letters, digits and dashes",
+      });
+    }
+  });
+
+const accountDefaults = {
+  kind: "user" as const,
+  name: "Emulated User",
+  image: "",
+  email: "user@example.com",
+};
+
+/** One account: who it is, its bootstrap key, its projects. */
+const accountSeed = z.object({
+  account: accountInfo.default(accountDefaults),
   bootstrap_key: z
     .object({
       name: z.string().max(64).default("bootstrap"),
@@ -44,7 +76,16 @@ export const seedSchema = z.object({
   projects: z.array(projectSeed).default([]),
 });
 
+/**
+ * The first account at the top level (the single-account format), and any others under
+ * `accounts`, each with its own key, projects and rate budget.
+ */
+export const seedSchema = accountSeed.extend({
+  accounts: z.array(accountSeed).default([]).describe("further accounts, each with its own rate budget"),
+});
+
 export type Seed = z.infer<typeof seedSchema>;
+export type AccountSeed = z.infer<typeof accountSeed>;
 export type ProjectSeed = z.infer<typeof projectSeed>;
 export type BranchSeed = z.infer<typeof branchSeed>;
 

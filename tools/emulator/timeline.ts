@@ -4,9 +4,10 @@
 // results do not depend on timers firing punctually.
 
 export type WorldEvent =
-  | { at: number; kind: "operation-done"; operationId: string }
+  | { at: number; kind: "operation-due"; operationId: string }
   | { at: number; kind: "autosuspend"; endpointId: string }
-  | { at: number; kind: "check-availability" };
+  | { at: number; kind: "check-availability" }
+  | { at: number; kind: "branch-expiry"; branchId: string };
 
 /** A binary min-heap ordered by `at`, then by insertion order. */
 export class Timeline {

@@ -1,5 +1,13 @@
 // Records as the platform's JSON shows them.
-import type { ApiKeyRecord, EndpointRecord, OperationRecord, ProjectRecord, User } from "./model.ts";
+import {
+  settledStatuses,
+  type AccountRecord,
+  type ApiKeyRecord,
+  type BranchRecord,
+  type EndpointRecord,
+  type OperationRecord,
+  type ProjectRecord,
+} from "./model.ts";
 import { formatTimestamp } from "./timestamps.ts";
 
 /** The `host` form `<endpoint id>.<region host>`. */
@@ -7,10 +15,15 @@ export function endpointHost(endpoint: EndpointRecord, project: ProjectRecord): 
   return `${endpoint.id}.${project.proxyHost}`;
 }
 
+export interface ViewOptions {
+  /** Leave out the fields the OpenAPI document marks deprecated. */
+  dropDeprecatedFields?: boolean;
+}
+
 export function endpointView(
   e: EndpointRecord,
   project: ProjectRecord,
-  options: { pendingState?: boolean } = {},
+  options: ViewOptions & { pendingState?: boolean } = {},
 ): Record<string, unknown> {
   return {
     host: endpointHost(e, project),
@@ -25,8 +38,8 @@ export function endpointView(
     current_state: e.currentState,
     ...(options.pendingState && e.pendingState !== undefined ? { pending_state: e.pendingState } : {}),
     settings: { pg_settings: e.pgSettings },
-    pooler_enabled: e.poolerEnabled,
-    pooler_mode: "transaction",
+    // Deprecated: pooling is chosen per connection by the -pooler host; pooler_mode's sunset is past.
+    ...(options.dropDeprecatedFields ? {} : { pooler_enabled: e.poolerEnabled, pooler_mode: "transaction" }),
     disabled: e.disabled,
     passwordless_access: e.passwordlessAccess,
     ...(e.lastActive === undefined ? {} : { last_active: formatTimestamp(e.lastActive) }),
@@ -43,7 +56,7 @@ export function endpointView(
 
 export function operationView(op: OperationRecord, now: number): Record<string, unknown> {
   const createdMs = Math.floor(op.createdMicros / 1000);
-  const done = op.status === "finished" || op.status === "failed";
+  const done = settledStatuses.has(op.status);
   return {
     id: op.id,
     project_id: op.projectId,
@@ -53,13 +66,14 @@ export function operationView(op: OperationRecord, now: number): Record<string, 
     status: op.status,
     ...(op.error === undefined ? {} : { error: op.error }),
     failures_count: op.failuresCount,
+    ...(op.retryAt === undefined ? {} : { retry_at: formatTimestamp(op.retryAt) }),
     created_at: formatTimestamp(createdMs),
     updated_at: formatTimestamp(op.updatedAt),
     total_duration_ms: Math.max(0, Math.round((done ? op.updatedAt : now) - createdMs)),
   };
 }
 
-export function projectView(p: ProjectRecord, owner: User): Record<string, unknown> {
+export function projectView(p: ProjectRecord, options: ViewOptions = {}): Record<string, unknown> {
   return {
     id: p.id,
     platform_id: p.platformId,
@@ -78,17 +92,17 @@ export function projectView(p: ProjectRecord, owner: User): Record<string, unkno
     branch_logical_size_limit_bytes: p.branchLogicalSizeLimitMiB * 1024 * 1024,
     store_passwords: true,
     active_time: 0,
-    cpu_used_sec: 0,
+    ...(options.dropDeprecatedFields ? {} : { cpu_used_sec: 0 }),
     locked: false,
     creation_source: "console",
     created_at: formatTimestamp(p.createdAt),
     updated_at: formatTimestamp(p.updatedAt),
-    owner_id: owner.id,
+    owner_id: p.ownerId,
     ...(p.orgId === undefined ? {} : { org_id: p.orgId }),
   };
 }
 
-export function apiKeyListView(k: ApiKeyRecord, creator: User): Record<string, unknown> {
+export function apiKeyListView(k: ApiKeyRecord, creator: AccountRecord): Record<string, unknown> {
   return {
     id: k.id,
     name: k.name,
@@ -99,7 +113,7 @@ export function apiKeyListView(k: ApiKeyRecord, creator: User): Record<string, u
   };
 }
 
-export function apiKeyRevokeView(k: ApiKeyRecord, creator: User): Record<string, unknown> {
+export function apiKeyRevokeView(k: ApiKeyRecord, creator: AccountRecord): Record<string, unknown> {
   return {
     id: k.id,
     name: k.name,
@@ -108,5 +122,72 @@ export function apiKeyRevokeView(k: ApiKeyRecord, creator: User): Record<string,
     last_used_at: k.lastUsedAt === undefined ? null : formatTimestamp(k.lastUsedAt),
     last_used_from_addr: k.lastUsedFromAddr,
     revoked: k.revoked,
+  };
+}
+
+/** `GET /auth`: who the key belongs to, the identity a client keys its rate budget by. */
+export function authDetailsView(account: AccountRecord): Record<string, unknown> {
+  return { account_id: account.id, auth_method: account.kind === "user" ? "api_key_user" : "api_key_org" };
+}
+
+/** `GET /users/me` for a user's key. The limits are those of a paid plan (see docs/emulator.md). */
+export function currentUserView(account: AccountRecord, options: ViewOptions = {}): Record<string, unknown> {
+  const login = options.dropDeprecatedFields ? {} : { login: account.email };
+  return {
+    id: account.id,
+    email: account.email,
+    ...login,
+    name: account.name,
+    last_name: "",
+    image: account.image,
+    active_seconds_limit: 0,
+    projects_limit: 100,
+    branches_limit: 5000,
+    max_autoscaling_limit: 16,
+    auth_accounts: [
+      { provider: "keycloak", email: account.email, name: account.name, ...login, image: account.image },
+    ],
+    plan: "scale",
+  };
+}
+
+/** An organization as `GET /users/me/organizations` lists it. */
+export function organizationView(id: string, name: string, createdAt: number): Record<string, unknown> {
+  return {
+    id,
+    name,
+    handle: id,
+    plan: "scale",
+    created_at: formatTimestamp(createdAt),
+    updated_at: formatTimestamp(createdAt),
+    managed_by: "console",
+  };
+}
+
+/** A branch as the platform shows it. No storage or compute is accounted: those figures are 0. */
+export function branchView(b: BranchRecord, options: ViewOptions = {}): Record<string, unknown> {
+  const updatedAt = b.updatedAt ?? b.createdAt;
+  return {
+    id: b.id,
+    project_id: b.projectId,
+    ...(b.parentId === undefined
+      ? {}
+      : { parent_id: b.parentId, parent_timestamp: formatTimestamp(b.createdAt) }),
+    name: b.name,
+    current_state: b.currentState ?? "ready",
+    ...(b.currentState === "init" ? { pending_state: "ready" } : {}),
+    state_changed_at: formatTimestamp(b.stateChangedAt ?? b.createdAt),
+    creation_source: "console",
+    ...(options.dropDeprecatedFields ? {} : { primary: b.primary, cpu_used_sec: 0 }),
+    default: b.primary,
+    protected: b.protected ?? false,
+    active_time_seconds: 0,
+    compute_time_seconds: 0,
+    written_data_bytes: 0,
+    data_transfer_bytes: 0,
+    ...(b.expiresAt === undefined ? {} : { expires_at: formatTimestamp(b.expiresAt) }),
+    ...(b.parentId === undefined ? {} : { init_source: "parent-data" }),
+    created_at: formatTimestamp(b.createdAt),
+    updated_at: formatTimestamp(updatedAt),
   };
 }

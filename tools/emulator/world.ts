@@ -5,29 +5,33 @@
 import type { Clock } from "./clock.ts";
 import { digestApiKey, newOperationId } from "./ids.ts";
 import type {
+  AccountRecord,
   ApiKeyRecord,
   BranchRecord,
   EndpointRecord,
   EndpointState,
   OperationAction,
+  OperationFaultPlan,
   OperationRecord,
   ProjectRecord,
-  User,
   WorldState,
 } from "./model.ts";
-import { projectLocked } from "./errors.ts";
+import { settledStatuses } from "./model.ts";
+import { deleteBranch } from "./branches.ts";
+import { OperationDurations, type DurationSettings } from "./durations.ts";
+import { PlatformError, projectLocked } from "./errors.ts";
 import { Timeline, type WorldEvent } from "./timeline.ts";
 
-export interface WorldOptions {
+export interface WorldOptions extends DurationSettings {
   clock: Clock;
-  /** Emulated duration of an operation's running phase, overall or per action (default 1000 ms). */
-  operationDurationMs?: number | Partial<Record<OperationAction, number>>;
+  /** Source of the duration jitter (default Math.random; seeded by the emulator's `randomSeed`). */
+  random?: () => number;
   /** Interval of the control plane's check_availability operations; 0 disables them (default 0). */
   checkAvailabilityIntervalMs?: number;
   /** Operations kept per project; the oldest finished ones are dropped beyond it (default 2000). */
   maxOperationsPerProject?: number;
-  /** Whether a new operation will end `failed` (the faults' hook). */
-  operationWillFail?: (operation: OperationRecord) => boolean;
+  /** How a new operation fails, if it does (the faults' hook). */
+  operationFault?: (operation: OperationRecord) => OperationFaultPlan | undefined;
   /**
    * How long a new operation stays out of the project's operations list (default 0). The
    * platform's list is eventually consistent: right after a request it may not show the
@@ -35,10 +39,10 @@ export interface WorldOptions {
    */
   operationsListLagMs?: number;
   /**
-   * What a running operation locks against new mutations (423): its `branch` (default) or the
-   * whole `project`. The contract only says "conflicting operations"; the platform runs changes
-   * of different branches side by side, and `project` is kept for clients that want the
-   * strictest reading.
+   * What a running operation locks against new mutations (423): the whole `project` (default)
+   * or only its `branch`. The platform "limits overlapping operations per project" and nothing
+   * public says two branches of one project may change at once, so the project is the default;
+   * `branch` is an optimistic variant, for comparing how a client would fare if it were so.
    */
   lockScope?: LockScope;
 }
@@ -53,10 +57,13 @@ export interface OperationSpec {
 }
 
 const defaultSuspendTimeoutSeconds = 300;
+/** How long cancelling an operation that never ran takes (emulated ms). */
+const cancellationMs = 100;
 
 export class World {
   readonly clock: Clock;
-  user: User;
+  /** In seed order; the first is the one the single-account seed format describes. */
+  readonly accounts = new Map<string, AccountRecord>();
   nextApiKeyId = 1_000_001;
   readonly apiKeysById = new Map<number, ApiKeyRecord>();
   readonly apiKeysByDigest = new Map<string, ApiKeyRecord>();
@@ -68,7 +75,7 @@ export class World {
   readonly operations = new Map<string, OperationRecord>();
   /** Operations of each project, oldest first. */
   readonly operationsByProject = new Map<string, OperationRecord[]>();
-  /** Unfinished operations per lock (project or branch) that block new mutations (all but check_availability). */
+  /** Unsettled operations per lock (project or branch) that block new mutations (all but check_availability). */
   private readonly conflicting = new Map<string, number>();
   readonly lockScope: LockScope;
   /** When each active endpoint suspends, and when its one pending timeline event fires (never later). */
@@ -77,25 +84,25 @@ export class World {
   private readonly timeline = new Timeline();
   private lastMicros = 0;
   private nextCheckAvailabilityAt: number | undefined;
-  private readonly durations: number | Partial<Record<OperationAction, number>>;
+  /** Draws each run's duration and keeps the per-project record of what was drawn. */
+  readonly durations: OperationDurations;
   private readonly checkInterval: number;
   private readonly maxOperations: number;
-  private readonly operationWillFail: (operation: OperationRecord) => boolean;
+  private readonly operationFault: (operation: OperationRecord) => OperationFaultPlan | undefined;
   readonly operationsListLagMs: number;
   /** Operations created since start, retained or not. */
   operationsCreated = 0;
   /** Bumped on every change of what endpoints show, so their serialised views can be cached. */
   version = 0;
 
-  constructor(options: WorldOptions, user: User) {
+  constructor(options: WorldOptions) {
     this.clock = options.clock;
-    this.user = user;
-    this.durations = options.operationDurationMs ?? 1000;
+    this.durations = new OperationDurations(options, options.random ?? Math.random);
     this.checkInterval = options.checkAvailabilityIntervalMs ?? 0;
     this.maxOperations = options.maxOperationsPerProject ?? 2000;
-    this.operationWillFail = options.operationWillFail ?? (() => false);
+    this.operationFault = options.operationFault ?? (() => undefined);
     this.operationsListLagMs = options.operationsListLagMs ?? 0;
-    this.lockScope = options.lockScope ?? "branch";
+    this.lockScope = options.lockScope ?? "project";
   }
 
   /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */
@@ -105,9 +112,22 @@ export class World {
 
   // --- records -------------------------------------------------------------
 
-  addApiKey(name: string, value: string, now: number): ApiKeyRecord {
+  addAccount(account: AccountRecord): void {
+    if (this.accounts.has(account.id)) throw new Error(`account ${account.id} is seeded twice`);
+    this.accounts.set(account.id, account);
+  }
+
+  /** The account a key or project names (every record names one that exists). */
+  account(id: string): AccountRecord {
+    const account = this.accounts.get(id);
+    if (!account) throw new Error(`no account ${id}`);
+    return account;
+  }
+
+  addApiKey(accountId: string, name: string, value: string, now: number): ApiKeyRecord {
     const key: ApiKeyRecord = {
       id: this.nextApiKeyId++,
+      accountId,
       name,
       digest: digestApiKey(value),
       createdAt: now,
@@ -130,6 +150,33 @@ export class World {
   addBranch(branch: BranchRecord): void {
     this.branches.set(branch.id, branch);
     this.changed();
+  }
+
+  removeBranch(branch: BranchRecord): void {
+    this.branches.delete(branch.id);
+    this.changed();
+  }
+
+  /** Arms the platform's deletion of a branch at its `expires_at` (a later change re-arms it). */
+  scheduleBranchExpiry(branch: BranchRecord): void {
+    if (branch.expiresAt !== undefined) {
+      this.timeline.push({ at: branch.expiresAt, kind: "branch-expiry", branchId: branch.id });
+    }
+  }
+
+  private expireBranch(branchId: string, at: number): void {
+    const branch = this.branches.get(branchId);
+    if (!branch || branch.expiresAt !== at) return; // deleted, or its expiry moved
+    try {
+      deleteBranch(this, branch, at, { expired: true });
+    } catch (err) {
+      if (!(err instanceof PlatformError)) throw err;
+      // Busy: the background job tries again a second later. Refused (it has children): it stays.
+      if (err.status === 423) {
+        branch.expiresAt = at + 1000;
+        this.scheduleBranchExpiry(branch);
+      }
+    }
   }
 
   addEndpoint(endpoint: EndpointRecord): void {
@@ -207,10 +254,11 @@ export class World {
       if (next) op.nextId = next.id;
     });
     const first = created[0];
-    if (first) this.run(first, now);
     const endpointId = specs[0]?.endpointId;
     const endpoint = endpointId === undefined ? undefined : this.endpoints.get(endpointId);
+    // Before the first runs: a chain of skipped operations ends at once and clears it again.
     if (endpoint && pendingState && first) endpoint.pendingState = pendingState;
+    if (first) this.run(first, now);
     this.trimOperations(projectId);
     this.changed();
     return created;
@@ -238,47 +286,121 @@ export class World {
     return op;
   }
 
-  private duration(action: OperationAction): number {
-    return typeof this.durations === "number" ? this.durations : (this.durations[action] ?? 1000);
-  }
-
+  /**
+   * The operation's turn has come (first run, or the platform's retry of a failed run). An
+   * operation whose effect is already in place (starting an active endpoint, suspending an idle
+   * one) is `skipped`, and the chain goes on.
+   */
   private run(op: OperationRecord, now: number): void {
+    const endpoint = op.endpointId === undefined ? undefined : this.endpoints.get(op.endpointId);
+    if (
+      op.failuresCount === 0 &&
+      endpoint &&
+      ((op.action === "start_compute" && endpoint.currentState === "active") ||
+        (op.action === "suspend_compute" && endpoint.currentState === "idle"))
+    ) {
+      this.settle(op, "skipped", now);
+      this.runNext(op, endpoint, now);
+      return;
+    }
     op.status = "running";
     op.updatedAt = now;
-    op.willFail = this.operationWillFail(op);
-    op.doneAt = now + this.duration(op.action);
-    this.timeline.push({ at: op.doneAt, kind: "operation-done", operationId: op.id });
+    if (op.failuresCount === 0) {
+      const fault = this.operationFault(op);
+      if (fault) op.fault = fault;
+    }
+    op.doneAt = now + this.durations.draw(op.projectId, op.action);
+    this.timeline.push({ at: op.doneAt, kind: "operation-due", operationId: op.id });
   }
 
+  /** Ends an operation in a status it never leaves, releasing its hold on the lock. */
   private settle(op: OperationRecord, status: OperationRecord["status"], at: number): void {
     op.status = status;
     op.updatedAt = at;
     this.hold(op, -1);
   }
 
+  /** The end of a running phase: a success, a failure the platform will retry, or a final error. */
   private finish(op: OperationRecord, at: number): void {
     const endpoint = op.endpointId === undefined ? undefined : this.endpoints.get(op.endpointId);
-    if (op.willFail) {
-      op.failuresCount = 1;
+    const fault = op.fault;
+    if (fault && op.failuresCount < fault.failures) {
+      op.failuresCount++;
       op.error = `${op.action} failed (emulated fault)`;
-      this.settle(op, "failed", at);
-      // The rest of the request's chain does not run after a failure.
-      for (let next = this.nextOf(op); next; next = this.nextOf(next)) this.settle(next, "failed", at);
-      if (endpoint) {
-        delete endpoint.pendingState;
-        this.touch(endpoint, at);
+      if (fault.then === "error" && op.failuresCount === fault.failures) {
+        this.settle(op, "error", at);
+        this.cancelChain(op, at);
+        if (endpoint) {
+          delete endpoint.pendingState;
+          this.touch(endpoint, at);
+        }
+        return;
       }
+      // Not final: it keeps its place (and the lock), and its successors keep waiting.
+      op.status = "failed";
+      op.updatedAt = at;
+      // While failed: when the retry comes. Afterwards it stays, as the document's "when the
+      // operation was last retried".
+      op.retryAt = at + fault.retryDelayMs;
+      this.durations.recordRetryWait(op.projectId, fault.retryDelayMs);
+      this.timeline.push({ at: op.retryAt, kind: "operation-due", operationId: op.id });
+      this.changed();
       return;
     }
+    delete op.error;
     this.settle(op, "finished", at);
     if (endpoint) this.applyEffect(op, endpoint, at);
+    if (op.action === "create_branch") this.branchReady(op.branchId, at);
+    this.runNext(op, endpoint, at);
+  }
+
+  private branchReady(branchId: string | undefined, at: number): void {
+    const branch = branchId === undefined ? undefined : this.branches.get(branchId);
+    if (!branch || branch.currentState !== "init") return;
+    branch.currentState = "ready";
+    branch.stateChangedAt = at;
+    branch.updatedAt = at;
+    this.changed();
+  }
+
+  /**
+   * Runs the next operation of the chain. An endpoint's pending state clears when the chain has
+   * no more operations for it (a new branch's chain starts several endpoints in turn).
+   */
+  private runNext(op: OperationRecord, endpoint: EndpointRecord | undefined, at: number): void {
     const next = this.nextOf(op);
-    if (next) {
-      this.run(next, at);
-    } else if (endpoint && endpoint.pendingState !== undefined && op.action !== "check_availability") {
+    if (
+      endpoint &&
+      endpoint.pendingState !== undefined &&
+      op.action !== "check_availability" &&
+      next?.endpointId !== endpoint.id
+    ) {
       delete endpoint.pendingState;
       this.touch(endpoint, at);
     }
+    if (next) this.run(next, at);
+  }
+
+  /** After a final error the rest of the request's chain is cancelled: `cancelling`, then `cancelled`. */
+  private cancelChain(op: OperationRecord, at: number): void {
+    for (let next = this.nextOf(op); next; next = this.nextOf(next)) {
+      const endpoint = next.endpointId === undefined ? undefined : this.endpoints.get(next.endpointId);
+      if (endpoint?.pendingState !== undefined) {
+        delete endpoint.pendingState;
+        this.touch(endpoint, at);
+      }
+      next.status = "cancelling";
+      next.updatedAt = at;
+      next.doneAt = at + cancellationMs;
+      this.timeline.push({ at: next.doneAt, kind: "operation-due", operationId: next.id });
+    }
+  }
+
+  /** An operation's phase is due: a run ends, a failed run is retried, a cancellation completes. */
+  private due(op: OperationRecord, at: number): void {
+    if (op.status === "running" && op.doneAt === at) this.finish(op, at);
+    else if (op.status === "failed" && op.retryAt === at) this.run(op, at);
+    else if (op.status === "cancelling" && op.doneAt === at) this.settle(op, "cancelled", at);
   }
 
   private nextOf(op: OperationRecord): OperationRecord | undefined {
@@ -378,9 +500,9 @@ export class World {
 
   private apply(event: WorldEvent, now: number): void {
     switch (event.kind) {
-      case "operation-done": {
+      case "operation-due": {
         const op = this.operations.get(event.operationId);
-        if (op && op.status === "running" && op.doneAt === event.at) this.finish(op, event.at);
+        if (op) this.due(op, event.at);
         break;
       }
       case "autosuspend":
@@ -388,6 +510,9 @@ export class World {
         break;
       case "check-availability":
         this.checkAvailability(event.at, now);
+        break;
+      case "branch-expiry":
+        this.expireBranch(event.branchId, event.at);
         break;
     }
   }
@@ -400,7 +525,7 @@ export class World {
     const kept: OperationRecord[] = [];
     let dropped = 0;
     for (const op of list) {
-      if (dropped < excess && (op.status === "finished" || op.status === "failed")) {
+      if (dropped < excess && settledStatuses.has(op.status)) {
         this.operations.delete(op.id);
         dropped++;
       } else {
@@ -414,7 +539,7 @@ export class World {
 
   snapshot(): WorldState {
     return {
-      user: this.user,
+      accounts: [...this.accounts.values()],
       apiKeys: [...this.apiKeysById.values()],
       nextApiKeyId: this.nextApiKeyId,
       projects: [...this.projects.values()],
@@ -430,14 +555,18 @@ export class World {
 
   /** Rebuilds a world from a snapshot, re-arming the events its records imply. */
   static restore(options: WorldOptions, state: WorldState): World {
-    const world = new World(options, state.user);
+    const world = new World(options);
+    for (const account of state.accounts) world.addAccount(account);
     world.nextApiKeyId = state.nextApiKeyId;
     for (const key of state.apiKeys) {
       world.apiKeysById.set(key.id, key);
       world.apiKeysByDigest.set(key.digest, key);
     }
     for (const project of state.projects) world.addProject(project);
-    for (const branch of state.branches) world.addBranch(branch);
+    for (const branch of state.branches) {
+      world.addBranch(branch);
+      world.scheduleBranchExpiry(branch);
+    }
     for (const endpoint of state.endpoints) {
       world.addEndpoint(endpoint);
       world.scheduleAutosuspend(endpoint);
@@ -446,9 +575,13 @@ export class World {
       world.operations.set(op.id, op);
       world.operationsByProject.get(op.projectId)?.push(op);
       world.lastMicros = Math.max(world.lastMicros, op.createdMicros);
-      if (op.status === "running" || op.status === "scheduling") world.hold(op, 1);
-      if (op.status === "running" && op.doneAt !== undefined) {
-        world.timeline.push({ at: op.doneAt, kind: "operation-done", operationId: op.id });
+      if (!settledStatuses.has(op.status)) world.hold(op, 1);
+      const dueAt = op.status === "failed" ? op.retryAt : op.doneAt;
+      if (
+        (op.status === "running" || op.status === "cancelling" || op.status === "failed") &&
+        dueAt !== undefined
+      ) {
+        world.timeline.push({ at: dueAt, kind: "operation-due", operationId: op.id });
       }
     }
     world.startAvailabilityChecks(state.nextCheckAvailabilityAt);

@@ -1,0 +1,174 @@
+// Branches through the platform API: created from a parent (optionally with
+// endpoints) by a create_branch operation that holds the project's lock, `init`
+// until it finishes ("branch not ready yet"), renamed, protected, set to expire,
+// deleted. Every response is checked against the OpenAPI document.
+import { describe, expect, it } from "vitest";
+import { branchesOf, startHarness, type Harness } from "../../test/emulator/harness.ts";
+import { responseErrors } from "../../test/emulator/openapi.ts";
+
+const P = "/projects/demo-project";
+const list = "/projects/{project_id}/branches";
+const one = "/projects/{project_id}/branches/{branch_id}";
+
+async function call(h: Harness, method: string, template: string, path: string, body?: unknown) {
+  const res = await h.api(method, path, body);
+  expect(responseErrors(method, template, res.status, res.body), `${method} ${path} → ${res.status}`).toEqual(
+    [],
+  );
+  return res;
+}
+
+const inSeconds = (h: Harness, s: number) =>
+  new Date(h.clock.now() + s * 1000).toISOString().slice(0, 19) + "Z";
+
+describe("branches", () => {
+  it("a new branch is init while create_branch runs: endpoints on it get 422, the project 423; then ready", async () => {
+    const h = await startHarness();
+    const { dev } = await branchesOf(h);
+    const created = await call(h, "POST", list, `${P}/branches`, {
+      branch: { parent_id: dev, name: "preview-42", protected: false },
+    });
+    expect(created.status).toBe(201);
+    const branch = created.body.branch;
+    expect(branch).toMatchObject({
+      name: "preview-42",
+      parent_id: dev,
+      current_state: "init",
+      default: false,
+    });
+    expect(created.body.operations).toEqual([
+      expect.objectContaining({ action: "create_branch", branch_id: branch.id, status: "running" }),
+    ]);
+    expect(created.body.endpoints).toEqual([]);
+    const early = await h.api("POST", `${P}/endpoints`, {
+      endpoint: { branch_id: branch.id, type: "read_write" },
+    });
+    expect(early.status).toBe(422);
+    expect(early.body.message).toBe("branch not ready yet");
+    const elsewhere = await h.api("POST", `${P}/endpoints`, {
+      endpoint: { branch_id: dev, type: "read_write" },
+    });
+    expect(elsewhere.status).toBe(423);
+    h.clock.advance(1000);
+    const ready = await call(h, "GET", one, `${P}/branches/${branch.id}`);
+    expect(ready.body.branch.current_state).toBe("ready");
+    const endpoint = await h.api("POST", `${P}/endpoints`, {
+      endpoint: { branch_id: branch.id, type: "read_write" },
+    });
+    expect(endpoint.status).toBe(201);
+  });
+
+  it("created with endpoints, from the default branch: each compute starts after the branch", async () => {
+    const h = await startHarness();
+    const { main } = await branchesOf(h);
+    const created = await call(h, "POST", list, `${P}/branches`, {
+      endpoints: [{ type: "read_write" }, { type: "read_only", autoscaling_limit_max_cu: 2 }],
+    });
+    expect(created.body.branch.parent_id).toBe(main);
+    expect(created.body.branch.name).toBe(created.body.branch.id);
+    expect(created.body.endpoints.map((e: { current_state: string }) => e.current_state)).toEqual([
+      "init",
+      "init",
+    ]);
+    expect(
+      created.body.operations.map((o: { action: string; status: string }) => [o.action, o.status]),
+    ).toEqual([
+      ["create_branch", "running"],
+      ["start_compute", "scheduling"],
+      ["start_compute", "scheduling"],
+    ]);
+    h.clock.advance(3000);
+    const endpoints = (
+      await call(h, "GET", `${one}/endpoints`, `${P}/branches/${created.body.branch.id}/endpoints`)
+    ).body.endpoints;
+    expect(endpoints.map((e: { current_state: string }) => e.current_state)).toEqual(["active", "active"]);
+  });
+
+  it.each([
+    [{ branch: { parent_id: "br-nowhere" } }, 404, /parent branch not found/],
+    [{ branch: { name: "dev" } }, 409, /already exists/],
+    [{ branch: { expires_at: "2000-01-01T00:00:00Z" } }, 400, /expires_at: must be in the future/],
+    [{ branch: { expires_at: "tomorrow" } }, 400, /branch.expires_at/],
+    [{ endpoints: [{ type: "read_write" }, { type: "read_write" }] }, 400, /only one read_write/],
+    [{ branch: { name: "" } }, 400, /branch.name/],
+  ])("a create %j is refused with %i naming the problem", async (body, status, message) => {
+    const h = await startHarness();
+    const res = await call(h, "POST", list, `${P}/branches`, body);
+    expect(res.status).toBe(status);
+    expect(res.body.message).toMatch(message);
+  });
+
+  it("is listed, renamed, protected against deletion, deleted with its endpoints, and a second DELETE is 204", async () => {
+    const h = await startHarness();
+    const created = await h.api("POST", `${P}/branches`, {
+      branch: { name: "feature", protected: true },
+      endpoints: [{ type: "read_write" }],
+    });
+    const id = created.body.branch.id;
+    h.clock.advance(2000);
+    const listed = await call(h, "GET", list, `${P}/branches`);
+    expect(listed.body.branches.map((b: { name: string }) => b.name)).toEqual([
+      "main",
+      "dev",
+      "staging",
+      "feature",
+    ]);
+    const renamed = await call(h, "PATCH", one, `${P}/branches/${id}`, { branch: { name: "feature-2" } });
+    expect(renamed.body).toMatchObject({ branch: { name: "feature-2", protected: true }, operations: [] });
+    expect((await call(h, "PATCH", one, `${P}/branches/${id}`, { branch: { name: "dev" } })).status).toBe(
+      409,
+    );
+    const refused = await call(h, "DELETE", one, `${P}/branches/${id}`);
+    expect(refused.status).toBe(422);
+    await call(h, "PATCH", one, `${P}/branches/${id}`, { branch: { protected: false } });
+    const deleted = await call(h, "DELETE", one, `${P}/branches/${id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.operations.map((o: { action: string }) => o.action)).toEqual([
+      "suspend_compute",
+      "delete_timeline",
+    ]);
+    expect((await h.api("GET", `${P}/branches/${id}`)).status).toBe(404);
+    expect((await h.api("GET", `${P}/endpoints`)).body.endpoints).toHaveLength(1); // the seeded one
+    const again = await call(h, "DELETE", one, `${P}/branches/${id}`);
+    expect(again.status).toBe(204);
+    expect(again.body).toBeUndefined();
+  });
+
+  it("the default branch and a branch with children cannot be deleted (422)", async () => {
+    const h = await startHarness();
+    const { main, dev } = await branchesOf(h);
+    await h.api("POST", `${P}/branches`, { branch: { parent_id: dev, name: "child" } });
+    h.clock.advance(1000);
+    for (const id of [main, dev]) {
+      const res = await call(h, "DELETE", one, `${P}/branches/${id}`);
+      expect(res.status).toBe(422);
+    }
+  });
+
+  it("the platform deletes a branch at its expires_at, endpoints included; clearing it keeps the branch", async () => {
+    const h = await startHarness();
+    const expiring = await h.api("POST", `${P}/branches`, {
+      branch: { name: "pr-1", expires_at: inSeconds(h, 10) },
+      endpoints: [{ type: "read_write" }],
+    });
+    const kept = await h.api("POST", `${P}/branches`, { branch: { name: "pr-2" } });
+    expect(kept.status).toBe(423); // the first branch's operations hold the project
+    h.clock.advance(2000);
+    const second = await h.api("POST", `${P}/branches`, {
+      branch: { name: "pr-2", expires_at: inSeconds(h, 5) },
+    });
+    expect(second.body.branch.expires_at).toEqual(expect.any(String));
+    h.clock.advance(1000);
+    const cleared = await call(h, "PATCH", one, `${P}/branches/${second.body.branch.id}`, {
+      branch: { expires_at: null },
+    });
+    expect(cleared.body.branch.expires_at).toBeUndefined();
+    h.clock.advance(10_000);
+    const names = (await h.api("GET", `${P}/branches`)).body.branches.map((b: { name: string }) => b.name);
+    expect(names).toEqual(["main", "dev", "staging", "pr-2"]);
+    const endpoints = (await h.api("GET", `${P}/endpoints`)).body.endpoints;
+    expect(endpoints.map((e: { branch_id: string }) => e.branch_id)).not.toContain(expiring.body.branch.id);
+    const ops = (await h.api("GET", `${P}/operations?limit=100`)).body.operations;
+    expect(ops[0]).toMatchObject({ action: "delete_timeline", branch_id: expiring.body.branch.id });
+  });
+});
