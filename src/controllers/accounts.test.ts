@@ -37,7 +37,7 @@ describe("accounts", () => {
     expect(a.budget).toBe(b.budget);
     expect(accounts.knownAccounts).toBe(1);
     expect(await accounts.client(platform.emulator.bootstrapKey)).toBe(a);
-    expect(await platform.served("/auth")).toBe(2);
+    expect(await platform.served("GET /auth")).toBe(2);
   });
 
   it("does not keep the client of a key the platform refuses", async () => {
