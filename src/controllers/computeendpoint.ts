@@ -18,6 +18,7 @@ import {
   type Endpoint,
   type EndpointMutation,
   type Operation,
+  type OperationsOutcome,
   type PlatformClient,
 } from "../platform/index.ts";
 import {
@@ -26,6 +27,7 @@ import {
   TerminalError,
   objectKey,
   parseDuration,
+  type ConditionStatus,
   type Context,
   type KubeObject,
   type Reconciler,
@@ -135,7 +137,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     const endpoint = await this.find(client, obj, spec.data, this.observeMaxAge(obj));
     if (!endpoint) return Action.done();
     try {
-      await client.deleteEndpoint(spec.data.projectId, endpoint.id);
+      await client.deleteEndpoint(spec.data.projectId, endpoint.id, { ticket: objectKey(obj) });
       ctx.events.normal("Deleted", "Delete", `deleted endpoint ${endpoint.id}`);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
@@ -222,10 +224,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
           obj,
           ctx,
           { ...status, operations },
-          {
-            ready: ["False", "OperationsRunning", `waiting for ${describeOps(outcome.running)}`],
-            reconciling: true,
-          },
+          { ready: waitingFor(outcome), reconciling: true },
         );
         return Action.requeueAfter(this.nextPoll(outcome.retryAfterMs));
       }
@@ -328,7 +327,9 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     this.options.crashPoint?.("before-create");
     let result: EndpointMutation;
     try {
-      result = await client.createEndpoint(spec.projectId, createSpec(spec, name));
+      result = await client.createEndpoint(spec.projectId, createSpec(spec, name), {
+        ticket: objectKey(obj),
+      });
     } catch (err) {
       throw platformProblem(err, spec.branchId);
     }
@@ -411,7 +412,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
       }
       let result: EndpointMutation;
       try {
-        result = await client.updateEndpoint(projectId, endpoint.id, patch);
+        result = await client.updateEndpoint(projectId, endpoint.id, patch, { ticket: objectKey(obj) });
       } catch (err) {
         throw platformProblem(err, spec.branchId);
       }
@@ -501,6 +502,14 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     const failure =
       err instanceof EndpointProblem ? { reason: err.reason, message: err.message } : describeFailure(err);
     if (failure.reason === "OperationFailed") return;
+    if (failure.waiting) {
+      try {
+        await this.write(obj, ctx, { ...obj.status }, { ready: ["False", failure.reason, failure.message] });
+      } catch (writeErr) {
+        ctx.log.warn({ err: writeErr }, "could not record the wait in status");
+      }
+      return;
+    }
     const terminal = err instanceof TerminalError || (err as { terminal?: unknown }).terminal === true;
     if (err instanceof UnauthorizedError) {
       ctx.events.warning("Unauthorized", "Reconcile", failure.message);
@@ -549,6 +558,22 @@ function sameOperations(
       (op, i) => op.id === b[i]?.id && op.status === b[i].status && op.failuresCount === b[i].failuresCount,
     )
   );
+}
+
+/**
+ * What a resource waiting on its change's operations reads: the platform retrying a failed one
+ * (`failed` with `retry_at` is not final) is named as such, with its failure count and next try.
+ */
+function waitingFor(
+  outcome: Extract<OperationsOutcome, { state: "running" }>,
+): [ConditionStatus, string, string] {
+  if (outcome.retrying.length === 0) {
+    return ["False", "OperationsRunning", `waiting for ${describeOps(outcome.running)}`];
+  }
+  const retries = outcome.retrying
+    .map((op) => `${op.action} ${op.id} failed (failures_count ${op.failuresCount}); retry at ${op.retryAt}`)
+    .join(", ");
+  return ["False", "OperationRetrying", `the platform is retrying: ${retries}`];
 }
 
 function describeOps(ops: readonly { action: string; id: string }[]): string {

@@ -127,7 +127,10 @@ describe("batching for scale", () => {
     expect(idle?.currentState).toBe("idle");
     expect((await platform.served(LIST_ENDPOINTS)) - listsBefore).toBe(1);
     const deleted = await reader.deleteEndpoint("shop", created.endpoint.id);
-    await reader.waitForOperations("shop", deleted.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    await reader.waitForOperations("shop", deleted?.operations ?? [], {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
   });
 
   it("while the budget is busy with changes, running operations are listed at most once per six poll intervals", async () => {
