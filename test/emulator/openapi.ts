@@ -9,37 +9,88 @@ import { parse } from "yaml";
 const require = createRequire(import.meta.url);
 const documentPath = require.resolve("@neondatabase/api-client/public-v2-for-users.gen.yaml");
 
-interface OpenApiDocument {
-  paths: Record<string, Record<string, { responses: Record<string, { $ref?: string }> }>>;
+interface OpenApiResponse {
+  $ref?: string;
+  content?: unknown;
 }
 
-const document = parse(readFileSync(documentPath, "utf8")) as OpenApiDocument;
+interface OpenApiDocument {
+  paths: Record<string, Record<string, { responses: Record<string, OpenApiResponse> }>>;
+  components: { responses: Record<string, OpenApiResponse> };
+}
+
+const text = readFileSync(documentPath, "utf8");
+const document = parse(text) as OpenApiDocument;
+
+/**
+ * The document as it will be once deprecated fields are gone: every property marked
+ * `deprecated` is dropped from its object's `required` list (it may still appear).
+ */
+function withoutRequiredDeprecated(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutRequiredDeprecated);
+  if (node === null || typeof node !== "object") return node;
+  const object = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, withoutRequiredDeprecated(value)]),
+  );
+  const properties = object["properties"] as Record<string, { deprecated?: boolean }> | undefined;
+  if (Array.isArray(object["required"]) && properties) {
+    object["required"] = (object["required"] as string[]).filter(
+      (name) => properties[name]?.deprecated !== true,
+    );
+  }
+  return object;
+}
+
 // OpenAPI 3.0 schemas carry keywords JSON Schema does not know (example, x-*, deprecated): not strict.
-const ajv = new Ajv({ strict: false, allErrors: true });
-const addFormats = addFormatsModule as unknown as (a: Ajv) => Ajv;
-addFormats(ajv);
-ajv.addSchema(document, "openapi");
+function validatorFor(doc: unknown): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  (addFormatsModule as unknown as (a: Ajv) => Ajv)(ajv);
+  ajv.addSchema(doc as object, "openapi");
+  return ajv;
+}
+
+const validators = {
+  strict: validatorFor(document),
+  deprecatedMayBeMissing: validatorFor(withoutRequiredDeprecated(parse(text))),
+};
 const compiled = new Map<string, ValidateFunction>();
+
+export interface ResponseCheckOptions {
+  /** Accept responses without the fields the document marks deprecated (the emulator's `dropDeprecatedFields`). */
+  deprecatedMayBeMissing?: boolean;
+}
 
 /**
  * The errors of `body` as the response of `method path` with `status`, per the
  * document (the status's own response, else `default`); [] when it conforms.
+ * A response the document declares without content must have no body.
  */
-export function responseErrors(method: string, path: string, status: number, body: unknown): string[] {
+export function responseErrors(
+  method: string,
+  path: string,
+  status: number,
+  body: unknown,
+  options: ResponseCheckOptions = {},
+): string[] {
   const operation = document.paths[path]?.[method.toLowerCase()];
   if (!operation) throw new Error(`the OpenAPI document has no ${method} ${path}`);
   const declared = operation.responses[String(status)] ? String(status) : "default";
-  const key = `${method} ${path} ${declared}`;
+  const response = operation.responses[declared];
+  if (!response) throw new Error(`${method} ${path} ${declared}: no such response`);
+  const shared = response.$ref?.split("/").at(-1);
+  const content = shared === undefined ? response.content : document.components.responses[shared]?.content;
+  if (content === undefined) {
+    return body === undefined ? [] : [`${method} ${path} ${declared} declares no body, got one`];
+  }
+  const mode = options.deprecatedMayBeMissing ? "deprecatedMayBeMissing" : "strict";
+  const key = `${mode} ${method} ${path} ${declared}`;
   let validate = compiled.get(key);
   if (!validate) {
-    const response = operation.responses[declared];
-    if (!response) throw new Error(`${key}: no such response`);
-    const shared = response.$ref?.split("/").at(-1);
     const pointer =
       shared === undefined
         ? `#/paths/${escape(path)}/${method.toLowerCase()}/responses/${declared}/content/application~1json/schema`
         : `#/components/responses/${shared}/content/application~1json/schema`;
-    validate = ajv.getSchema(`openapi${pointer}`);
+    validate = validators[mode].getSchema(`openapi${pointer}`);
     if (!validate) throw new Error(`${key}: no JSON schema`);
     compiled.set(key, validate);
   }

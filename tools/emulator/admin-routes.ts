@@ -3,7 +3,7 @@
 // read the request log and counters, reset the world.
 import type { HTTPMethod } from "find-my-way";
 import { z } from "zod";
-import type { ApiResponse, EndpointViews } from "./api-routes.ts";
+import type { ApiResponse, EndpointViews, ResponseShape } from "./api-routes.ts";
 import { connectToEndpoint, findProject } from "./endpoints.ts";
 import { faultsSchema, type Faults } from "./faults.ts";
 import type { BranchRecord } from "./model.ts";
@@ -21,6 +21,9 @@ export interface AdminTarget {
   /** Replaced on reset. */
   world: World;
   views: EndpointViews;
+  /** The seed of the duration jitter and fault rolls. */
+  readonly randomSeed: number;
+  readonly shape: ResponseShape;
   readonly faults: Faults;
   readonly requestLog: RequestLog;
   /** Back to the seeded world; faults, log, counters and rate budgets cleared; the bootstrap key kept. */
@@ -63,9 +66,9 @@ export const adminRoutes: AdminRoute[] = [
       return {
         status: 201,
         body: {
-          project: projectView(added.project, world.user),
+          project: projectView(added.project, world.user, ctx.target.shape),
           branches: added.branches.map(branchView),
-          endpoint: endpointView(added.endpoint, added.project, { pendingState: true }),
+          endpoint: endpointView(added.endpoint, added.project, { ...ctx.target.shape, pendingState: true }),
           operations: added.operations.map((op) => operationView(op, ctx.now)),
         },
       };
@@ -106,7 +109,10 @@ export const adminRoutes: AdminRoute[] = [
       return {
         status: 200,
         body: {
-          endpoint: endpointView(endpoint, findProject(world, endpoint.projectId), { pendingState: true }),
+          endpoint: endpointView(endpoint, findProject(world, endpoint.projectId), {
+            ...ctx.target.shape,
+            pendingState: true,
+          }),
           operations: operations.map((op) => operationView(op, ctx.now)),
         },
       };
@@ -164,6 +170,24 @@ export const adminRoutes: AdminRoute[] = [
           operations_created: world.operationsCreated,
           memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
           cpu: { user_ms: Math.round(cpu.user / 1000), system_ms: Math.round(cpu.system / 1000) },
+        },
+      };
+    },
+  },
+  {
+    // What the emulator drew for each operation's running phase, per project: a benchmark's floor
+    // is the busiest project's sum, since its operations run one after another.
+    method: "GET",
+    path: "/operations/durations",
+    handle(ctx) {
+      const { world } = ctx.target;
+      return {
+        status: 200,
+        body: {
+          random_seed: ctx.target.randomSeed,
+          jitter: world.durations.jitter,
+          lock_scope: world.lockScope,
+          projects: world.durations.record(),
         },
       };
     },

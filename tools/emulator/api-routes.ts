@@ -29,9 +29,23 @@ import { formatTimestamp } from "./timestamps.ts";
 import { apiKeyListView, apiKeyRevokeView, endpointView, operationView, projectView } from "./views.ts";
 import type { World } from "./world.ts";
 
+/** Choices about the platform's answers where it has more than one (see docs/emulator.md). */
+export interface ResponseShape {
+  /** The status of a DELETE of an endpoint that does not exist or is already deleted (default 204, no body). */
+  missingEndpointDelete: 204 | 404;
+  /** Leave out response fields the OpenAPI document marks deprecated (default false: it still requires them). */
+  dropDeprecatedFields: boolean;
+}
+
+export const defaultResponseShape: ResponseShape = {
+  missingEndpointDelete: 204,
+  dropDeprecatedFields: false,
+};
+
 export interface ApiContext {
   world: World;
   views: EndpointViews;
+  shape: ResponseShape;
   params: Record<string, string | undefined>;
   query: URLSearchParams;
   body: unknown;
@@ -39,7 +53,10 @@ export interface ApiContext {
 }
 
 /** A response body already serialised (`json`), or a value to serialise (`body`). */
-export type ApiResponse = { status: number; body: unknown } | { status: number; json: string | Buffer };
+export type ApiResponse =
+  | { status: number; body: unknown }
+  | { status: number; json: string | Buffer }
+  | { status: 204; empty: true };
 
 export interface ApiRoute {
   method: HTTPMethod;
@@ -53,19 +70,25 @@ export interface ApiRoute {
  */
 export class EndpointViews {
   private readonly world: World;
+  private readonly dropDeprecatedFields: boolean;
   private readonly endpoints = new Map<string, string>();
   private readonly lists = new Map<string, Buffer>();
   private version = -1;
 
-  constructor(world: World) {
+  constructor(world: World, shape: ResponseShape) {
     this.world = world;
+    this.dropDeprecatedFields = shape.dropDeprecatedFields;
   }
 
   json(endpoint: EndpointRecord): string {
     this.expire();
     let json = this.endpoints.get(endpoint.id);
     if (json === undefined) {
-      json = JSON.stringify(endpointView(endpoint, findProject(this.world, endpoint.projectId)));
+      json = JSON.stringify(
+        endpointView(endpoint, findProject(this.world, endpoint.projectId), {
+          dropDeprecatedFields: this.dropDeprecatedFields,
+        }),
+      );
       this.endpoints.set(endpoint.id, json);
     }
     return json;
@@ -104,7 +127,10 @@ function endpointChange(
   return {
     status,
     body: {
-      endpoint: endpointView(change.endpoint, project, { pendingState }),
+      endpoint: endpointView(change.endpoint, project, {
+        pendingState,
+        dropDeprecatedFields: ctx.shape.dropDeprecatedFields,
+      }),
       operations: change.operations.map((op) => operationView(op, ctx.now)),
     },
   };
@@ -153,7 +179,9 @@ export const apiRoutes: ApiRoute[] = [
       return {
         status: 200,
         body: {
-          projects: page.projects.map((p) => projectView(p, ctx.world.user)),
+          projects: page.projects.map((p) =>
+            projectView(p, ctx.world.user, { dropDeprecatedFields: ctx.shape.dropDeprecatedFields }),
+          ),
           ...(page.cursor === undefined ? {} : { pagination: { cursor: page.cursor } }),
           applications: {},
           integrations: {},
@@ -217,13 +245,21 @@ export const apiRoutes: ApiRoute[] = [
   {
     method: "DELETE",
     path: "/projects/:project_id/endpoints/:endpoint_id",
-    handle: (ctx) =>
-      endpointChange(
+    handle(ctx) {
+      const projectId = param(ctx, "project_id");
+      findProject(ctx.world, projectId);
+      const endpoint = ctx.world.endpoints.get(param(ctx, "endpoint_id"));
+      // The document: 204 "if the endpoint doesn't exist or has already been deleted".
+      if ((!endpoint || endpoint.projectId !== projectId) && ctx.shape.missingEndpointDelete === 204) {
+        return { status: 204, empty: true };
+      }
+      return endpointChange(
         ctx,
         200,
-        deleteEndpoint(ctx.world, param(ctx, "project_id"), param(ctx, "endpoint_id"), ctx.now),
+        deleteEndpoint(ctx.world, projectId, param(ctx, "endpoint_id"), ctx.now),
         { pendingState: false },
-      ),
+      );
+    },
   },
   ...(
     [

@@ -37,6 +37,9 @@ describe("emulator command", () => {
     [["--speed", "0"], /--speed must be a number/],
     [["--seed", "/nonexistent/seed.yaml"], /cannot use seed file/],
     [["--bogus"], /Unknown option '--bogus'/],
+    [["--operation-duration-jitter", "2"], /--operation-duration-jitter must be at most 1/],
+    [["--random-seed", "1.5"], /--random-seed must be an integer >= 0/],
+    [["--missing-endpoint-delete", "410"], /--missing-endpoint-delete must be 204 or 404/],
   ])("refuses %j with a clear message and exit code 2", async (args, message) => {
     const child = spawn(process.execPath, [main, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";

@@ -16,9 +16,19 @@ Options:
   --state-file FILE             keep the world in FILE across restarts
   --speed X                     emulated time runs X times faster than real time (default 1)
   --operation-duration-ms N     emulated duration of each operation (default 1000)
+  --operation-duration-jitter X each run lasts the duration × (1 ± X), drawn uniformly;
+                                X in 0..1 (default 0)
+  --random-seed N               seed of the jitter and fault rolls, so a run repeats
+                                (default: a fresh one, shown by GET /emulator/operations/durations)
   --check-availability-ms N     interval of check_availability operations (default 0: off)
-  --lock-scope branch|project   what a running operation locks against new changes (423):
-                                its branch (default) or the whole project
+  --lock-scope project|branch   what a running operation locks against new changes (423):
+                                the whole project (default, as the platform) or only its
+                                branch (an optimistic variant)
+  --missing-endpoint-delete 204|404
+                                the answer to a DELETE of an endpoint that does not exist
+                                or is already deleted (default 204, no body, as documented)
+  --drop-deprecated-fields      leave out response fields the OpenAPI document marks
+                                deprecated (pooler_enabled, pooler_mode, cpu_used_sec, login)
   --no-rate-limits              turn off the platform's rate limits (700/min, 40/s per route)
   -h, --help                    show this help
 `;
@@ -40,8 +50,12 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
         "state-file": { type: "string" },
         speed: { type: "string" },
         "operation-duration-ms": { type: "string" },
+        "operation-duration-jitter": { type: "string" },
+        "random-seed": { type: "string" },
         "check-availability-ms": { type: "string" },
         "lock-scope": { type: "string" },
+        "missing-endpoint-delete": { type: "string" },
+        "drop-deprecated-fields": { type: "boolean" },
         "no-rate-limits": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -69,10 +83,27 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
   if (port !== undefined && port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   const speed = number("speed", values.speed, Number.MIN_VALUE, false);
   const operationDurationMs = number("operation-duration-ms", values["operation-duration-ms"], 0);
+  const operationDurationJitter = number(
+    "operation-duration-jitter",
+    values["operation-duration-jitter"],
+    0,
+    false,
+  );
+  if (operationDurationJitter !== undefined && operationDurationJitter > 1) {
+    throw new UsageError(`--operation-duration-jitter must be at most 1, got ${operationDurationJitter}`);
+  }
+  const randomSeed = number("random-seed", values["random-seed"], 0);
+  if (randomSeed !== undefined && randomSeed >= 2 ** 32) {
+    throw new UsageError(`--random-seed must be below 2^32, got ${randomSeed}`);
+  }
   const checkAvailabilityIntervalMs = number("check-availability-ms", values["check-availability-ms"], 0);
   const lockScope = values["lock-scope"];
   if (lockScope !== undefined && lockScope !== "branch" && lockScope !== "project") {
     throw new UsageError(`--lock-scope must be "branch" or "project", got "${lockScope}"`);
+  }
+  const missingDelete = values["missing-endpoint-delete"];
+  if (missingDelete !== undefined && missingDelete !== "204" && missingDelete !== "404") {
+    throw new UsageError(`--missing-endpoint-delete must be 204 or 404, got "${missingDelete}"`);
   }
   let seed;
   if (values.seed !== undefined) {
@@ -89,8 +120,12 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
     ...(values["state-file"] === undefined ? {} : { stateFile: values["state-file"] }),
     ...(speed === undefined ? {} : { speed }),
     ...(operationDurationMs === undefined ? {} : { operationDurationMs }),
+    ...(operationDurationJitter === undefined ? {} : { operationDurationJitter }),
+    ...(randomSeed === undefined ? {} : { randomSeed }),
     ...(checkAvailabilityIntervalMs === undefined ? {} : { checkAvailabilityIntervalMs }),
     ...(lockScope === undefined ? {} : { lockScope }),
+    ...(missingDelete === undefined ? {} : { missingEndpointDelete: missingDelete === "204" ? 204 : 404 }),
+    ...(values["drop-deprecated-fields"] ? { dropDeprecatedFields: true } : {}),
     ...(values["no-rate-limits"] ? { rateLimits: false as const } : {}),
   };
 }

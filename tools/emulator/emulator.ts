@@ -7,15 +7,23 @@ import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { z } from "zod";
 import { adminPrefix, adminRoutes, type AdminContext, type AdminTarget } from "./admin-routes.ts";
 import { authenticate, recordKeyUse } from "./api-keys.ts";
-import { apiRoutes, EndpointViews, type ApiContext, type ApiResponse } from "./api-routes.ts";
+import {
+  apiRoutes,
+  defaultResponseShape,
+  EndpointViews,
+  type ApiContext,
+  type ApiResponse,
+  type ResponseShape,
+} from "./api-routes.ts";
 import { createClock, type Clock } from "./clock.ts";
 import { PlatformError, projectLocked } from "./errors.ts";
 import { Faults } from "./faults.ts";
-import { readJsonBody, sendError, sendJson } from "./http.ts";
+import { readJsonBody, sendEmpty, sendError, sendJson } from "./http.ts";
 import { newRequestId } from "./ids.ts";
 import { seedWorld } from "./projects.ts";
 import { RateLimiter, platformRateLimits, type RateLimits } from "./rate-limit.ts";
 import { RequestLog, type RequestLogEntry } from "./request-log.ts";
+import { newRandomSeed, seededRandom } from "./random.ts";
 import { parseSeed, type Seed, type seedSchema } from "./seed.ts";
 import { loadState, saveState } from "./state-file.ts";
 import { World, type WorldOptions } from "./world.ts";
@@ -33,14 +41,32 @@ export interface EmulatorOptions {
   clock?: Clock;
   /** Emulated duration of an operation's running phase, overall or per action (default 1000 ms). */
   operationDurationMs?: WorldOptions["operationDurationMs"];
+  /**
+   * Each run of an operation lasts its duration × (1 ± jitter), drawn uniformly (0..1; default 0).
+   * The platform's durations vary; a fixed one is too easy for a client to learn.
+   */
+  operationDurationJitter?: number;
+  /** Seed of the duration jitter and fault rolls, so a run repeats (default: a fresh one, reported). */
+  randomSeed?: number;
   /** Emulated interval of check_availability operations; 0 (the default) disables them. */
   checkAvailabilityIntervalMs?: number;
   /** Operations kept per project before the oldest finished ones are dropped (default 2000). */
   maxOperationsPerProject?: number;
   /** How long new operations stay out of the operations list (eventual consistency; default 0). */
   operationsListLagMs?: number;
-  /** What a running operation locks against new mutations: its branch (default) or the project. */
+  /** What a running operation locks against new mutations: the project (default) or only its branch (optimistic). */
   lockScope?: WorldOptions["lockScope"];
+  /**
+   * The status of a DELETE of an endpoint that does not exist or is already deleted: 204 with no
+   * body (default, as the OpenAPI document says), or 404 as for other unknown objects.
+   */
+  missingEndpointDelete?: 204 | 404;
+  /**
+   * Leave out response fields the OpenAPI document marks deprecated (`pooler_enabled`,
+   * `pooler_mode`, `cpu_used_sec`, `login`), as the platform may once their sunset passes
+   * (default false: the document still lists them as required).
+   */
+  dropDeprecatedFields?: boolean;
   /** The platform's limits by default; `false` turns them off. */
   rateLimits?: RateLimits | false;
   /** Keep the world in this file across restarts (loaded at start when it exists). */
@@ -49,7 +75,7 @@ export interface EmulatorOptions {
   maxBodyBytes?: number;
   /** Requests kept in the admin request log (default 1000). */
   requestLogSize?: number;
-  /** Source of randomness for fault rates (default Math.random). */
+  /** Source of randomness for fault rates (default: seeded from `randomSeed`). */
   random?: () => number;
 }
 
@@ -81,12 +107,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       speed: options.speed ?? 1,
       startAt: Math.max(Date.now(), saved?.world.savedAt ?? 0),
     });
-  const faults = new Faults(options.random);
+  const randomSeed = options.randomSeed ?? newRandomSeed();
+  // Two streams: how many faults fire never shifts the durations drawn, and vice versa.
+  const faults = new Faults(options.random ?? seededRandom(randomSeed ^ 0x9e3779b9));
+  const durationRandom = seededRandom(randomSeed);
   const worldOptions: WorldOptions = {
     clock,
+    random: durationRandom,
     ...(options.operationDurationMs === undefined
       ? {}
       : { operationDurationMs: options.operationDurationMs }),
+    ...(options.operationDurationJitter === undefined
+      ? {}
+      : { operationDurationJitter: options.operationDurationJitter }),
     ...(options.checkAvailabilityIntervalMs === undefined
       ? {}
       : { checkAvailabilityIntervalMs: options.checkAvailabilityIntervalMs }),
@@ -97,7 +130,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       ? {}
       : { operationsListLagMs: options.operationsListLagMs }),
     ...(options.lockScope === undefined ? {} : { lockScope: options.lockScope }),
-    operationWillFail: faults.operationWillFail,
+    operationFault: faults.operationFault,
   };
   let world: World;
   let bootstrapKey: string;
@@ -112,18 +145,28 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const rateLimiter = limits === false ? undefined : new RateLimiter(limits);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
 
+  const shape: ResponseShape = {
+    missingEndpointDelete: options.missingEndpointDelete ?? defaultResponseShape.missingEndpointDelete,
+    dropDeprecatedFields: options.dropDeprecatedFields ?? defaultResponseShape.dropDeprecatedFields,
+  };
   const target: AdminTarget = {
     world,
-    views: new EndpointViews(world),
+    randomSeed,
+    shape,
+    views: new EndpointViews(world, shape),
     faults,
     requestLog,
     reset() {
-      const fresh = seedWorld(worldOptions, {
-        ...seed,
-        bootstrap_key: { ...seed.bootstrap_key, key: bootstrapKey },
-      });
+      // The jitter restarts from the seed too, so a reset run repeats the first one.
+      const fresh = seedWorld(
+        { ...worldOptions, random: seededRandom(randomSeed) },
+        {
+          ...seed,
+          bootstrap_key: { ...seed.bootstrap_key, key: bootstrapKey },
+        },
+      );
       target.world = fresh.world;
-      target.views = new EndpointViews(fresh.world);
+      target.views = new EndpointViews(fresh.world, shape);
       faults.clear();
       requestLog.clear();
       rateLimiter?.reset();
@@ -215,6 +258,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const ctx: ApiContext = {
         world: target.world,
         views: target.views,
+        shape,
         params: match.params,
         query,
         body,
@@ -236,12 +280,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       requestLog.add(entry(0, "lose_response"));
       return;
     }
-    sendJson(
-      res,
-      response.status,
-      "json" in response ? response.json : JSON.stringify(response.body),
-      requestId,
-    );
+    if ("empty" in response) sendEmpty(res, response.status, requestId);
+    else {
+      sendJson(
+        res,
+        response.status,
+        "json" in response ? response.json : JSON.stringify(response.body),
+        requestId,
+      );
+    }
     requestLog.add(entry(response.status, fault ? "latency" : undefined));
   }
 
@@ -264,12 +311,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       target.world.advance(now);
       const ctx: AdminContext = { target, params: match.params, query, body, now };
       const response = (match.store as (typeof adminRoutes)[number]).handle(ctx);
-      sendJson(
-        res,
-        response.status,
-        "json" in response ? response.json : JSON.stringify(response.body),
-        requestId,
-      );
+      if ("empty" in response) sendEmpty(res, response.status, requestId);
+      else {
+        sendJson(
+          res,
+          response.status,
+          "json" in response ? response.json : JSON.stringify(response.body),
+          requestId,
+        );
+      }
     } catch (err) {
       if (!(err instanceof PlatformError)) console.error("emulator: admin request failed:", err);
       sendError(res, err instanceof PlatformError ? err.status : 500, errorMessage(err), requestId);

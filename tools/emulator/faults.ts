@@ -1,8 +1,8 @@
 // Injected faults, per route and method: error statuses, latency, connection
 // resets, responses lost after the change was applied, and operations that
-// end `failed`. Set through the admin API or `Emulator.faults`.
+// fail (`failed`, retried by the platform, then `finished` or `error`). Set through the admin API or `Emulator.faults`.
 import { z } from "zod";
-import type { OperationRecord } from "./model.ts";
+import type { OperationFaultPlan, OperationRecord } from "./model.ts";
 
 const probability = z.number().min(0).max(1).default(1);
 
@@ -33,8 +33,28 @@ export const requestFaultSchema = z.object({
 
 export const operationFaultSchema = z.object({
   action: z.string().optional().describe("operation action; all when absent"),
-  rate: probability,
-  times: z.number().int().positive().optional(),
+  rate: probability.describe("probability that a matching operation gets the fault"),
+  times: z.number().int().positive().optional().describe("stop after this many operations"),
+  failures: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(2)
+    .describe("how many runs of the operation fail: its failures_count reaches this"),
+  then: z
+    .enum(["finished", "error"])
+    .default("error")
+    .describe(
+      "after the last failure: the platform's retry succeeds (finished), or that failure is final (error)",
+    ),
+  retry_delay_ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(3_600_000)
+    .default(1000)
+    .describe("emulated time from a failed run to the platform's retry of it (retry_at)"),
 });
 
 export const faultsSchema = z.object({
@@ -42,7 +62,10 @@ export const faultsSchema = z.object({
   operations: z.array(operationFaultSchema).default([]),
 });
 
-export type FaultsConfig = z.infer<typeof faultsSchema>;
+/** Faults as a client sends them (defaults may be left out). */
+export type FaultsConfig = z.input<typeof faultsSchema>;
+/** Faults with every default filled in, as the emulator holds and shows them. */
+export type ParsedFaults = z.infer<typeof faultsSchema>;
 export type RequestFault = z.infer<typeof requestFaultSchema>;
 
 /** What happens to one request. */
@@ -55,19 +78,19 @@ export interface FaultEffect {
 }
 
 export class Faults {
-  private config: FaultsConfig = { requests: [], operations: [] };
+  private config: ParsedFaults = { requests: [], operations: [] };
   private readonly random: () => number;
 
   constructor(random: () => number = Math.random) {
     this.random = random;
   }
 
-  get current(): FaultsConfig {
+  get current(): ParsedFaults {
     return structuredClone(this.config);
   }
 
   /** Replaces every fault; the input is validated like the admin API's body. */
-  set(config: z.input<typeof faultsSchema>): void {
+  set(config: FaultsConfig): void {
     this.config = faultsSchema.parse(config);
   }
 
@@ -92,10 +115,13 @@ export class Faults {
     return effect;
   }
 
-  readonly operationWillFail = (op: OperationRecord): boolean =>
-    this.config.operations.some(
+  /** The first matching rule that fires decides how a new operation fails; `undefined`: it does not. */
+  readonly operationFault = (op: OperationRecord): OperationFaultPlan | undefined => {
+    const rule = this.config.operations.find(
       (rule) => (rule.action === undefined || rule.action === op.action) && this.fire(rule),
     );
+    return rule && { failures: rule.failures, then: rule.then, retryDelayMs: rule.retry_delay_ms };
+  };
 
   private fire(rule: { rate: number; times?: number | undefined }): boolean {
     if (rule.times === 0) return false;

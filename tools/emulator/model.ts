@@ -3,7 +3,30 @@
 
 export type EndpointType = "read_write" | "read_only";
 export type EndpointState = "init" | "active" | "idle";
-export type OperationStatus = "scheduling" | "running" | "finished" | "failed";
+/** Every status of the platform's OpenAPI document. */
+export type OperationStatus =
+  "scheduling" | "running" | "finished" | "failed" | "error" | "cancelling" | "cancelled" | "skipped";
+
+/**
+ * The statuses an operation never leaves. `failed` is not one: the platform retries a failed
+ * operation (`retry_at`), and `error` is its final failure.
+ */
+export const settledStatuses: ReadonlySet<OperationStatus> = new Set([
+  "finished",
+  "error",
+  "cancelled",
+  "skipped",
+]);
+
+/** What an operation fault makes of one operation (decided when it first runs). */
+export interface OperationFaultPlan {
+  /** How many runs fail: `failures_count` reaches this. */
+  failures: number;
+  /** After the last failure: the platform's retry succeeds (`finished`), or that failure is final (`error`). */
+  then: "finished" | "error";
+  /** Emulated time from a failed run to its retry (`retry_at`). */
+  retryDelayMs: number;
+}
 
 export interface User {
   id: string;
@@ -90,12 +113,14 @@ export interface OperationRecord {
   /** Creation time in microseconds, unique per project: the pagination key. */
   createdMicros: number;
   updatedAt: number;
-  /** When the running phase ends (emulated ms); set once the operation runs. */
+  /** When the running (or cancelling) phase ends (emulated ms). */
   doneAt?: number;
+  /** When the platform runs a `failed` operation again (emulated ms). */
+  retryAt?: number;
   /** The operation of the same request that runs after this one. */
   nextId?: string;
-  /** Decided when the operation starts, so a failure fault applies exactly once. */
-  willFail?: boolean;
+  /** Decided when the operation first runs, so a fault applies to it exactly once. */
+  fault?: OperationFaultPlan;
 }
 
 export interface WorldState {

@@ -63,14 +63,45 @@ describe("operations", () => {
     expect(seen).toEqual([...ids].reverse());
   });
 
-  it("while an operation runs on a branch, a new change of that branch gets 423; other branches go on; afterwards it succeeds", async () => {
+  it("while an operation runs, every mutation in the project gets 423, in another branch too; afterwards they succeed", async () => {
     const h = await startHarness();
+    const { dev, staging } = await branchesOf(h);
+    const [seeded] = (await h.api("GET", `${P}/endpoints`)).body.endpoints;
+    const onStaging = await h.api("POST", `${P}/endpoints`, {
+      endpoint: { branch_id: staging, type: "read_write", disabled: true },
+    }); // disabled: no operation, so the project is still free
+    expect(onStaging.status).toBe(201);
+    const first = await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: dev, type: "read_write" } });
+    expect(first.status).toBe(201);
+    const S = `${P}/endpoints/${onStaging.body.endpoint.id}`;
+    const attempts = [
+      await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: dev, type: "read_only" } }),
+      await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: staging, type: "read_only" } }),
+      await h.api("PATCH", S, { endpoint: { autoscaling_limit_max_cu: 2 } }),
+      await h.api("POST", `${P}/endpoints/${seeded.id}/start`),
+      await h.api("POST", `${P}/endpoints/${seeded.id}/restart`),
+      await h.api("DELETE", S),
+    ];
+    for (const locked of attempts) {
+      expect(locked.status).toBe(423);
+      expect(locked.body.message).toMatch(/conflicting operations/);
+    }
+    // Nothing was applied by the refused requests.
+    expect((await h.api("GET", `${P}/endpoints`)).body.endpoints).toHaveLength(3);
+    h.clock.advance(1000);
+    const later = await h.api("POST", `${P}/endpoints`, {
+      endpoint: { branch_id: staging, type: "read_only" },
+    });
+    expect(later.status).toBe(201);
+  });
+
+  it("with lockScope branch (the optimistic variant), only the busy branch is locked", async () => {
+    const h = await startHarness({ lockScope: "branch" });
     const { dev, staging } = await branchesOf(h);
     const first = await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: dev, type: "read_write" } });
     expect(first.status).toBe(201);
     const locked = await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: dev, type: "read_only" } });
     expect(locked.status).toBe(423);
-    expect(locked.body.message).toMatch(/conflicting operations/);
     const beside = await h.api("POST", `${P}/endpoints`, {
       endpoint: { branch_id: staging, type: "read_write" },
     });
@@ -85,23 +116,6 @@ describe("operations", () => {
     expect(later.status).toBe(201);
   });
 
-  it("with lockScope project, any running operation locks the whole project", async () => {
-    const h = await startHarness({ lockScope: "project" });
-    const { dev, staging } = await branchesOf(h);
-    const first = await h.api("POST", `${P}/endpoints`, { endpoint: { branch_id: dev, type: "read_write" } });
-    expect(first.status).toBe(201);
-    const locked = await h.api("POST", `${P}/endpoints`, {
-      endpoint: { branch_id: staging, type: "read_write" },
-    });
-    expect(locked.status).toBe(423);
-    expect((await h.api("GET", `${P}/endpoints`)).body.endpoints).toHaveLength(2);
-    h.clock.advance(1000);
-    const later = await h.api("POST", `${P}/endpoints`, {
-      endpoint: { branch_id: staging, type: "read_write" },
-    });
-    expect(later.status).toBe(201);
-  });
-
   it("check_availability runs periodically for branches that have endpoints, and only those", async () => {
     const h = await startHarness({ checkAvailabilityIntervalMs: 3600_000 });
     const { main } = await branchesOf(h);
@@ -111,22 +125,6 @@ describe("operations", () => {
     h.clock.advance(3600_000);
     const again = (await h.api("GET", `${P}/operations?limit=100`)).body.operations;
     expect(again.filter((o: { action: string }) => o.action === "check_availability")).toHaveLength(2);
-  });
-
-  it("an operation fault makes operations end failed with failures_count, and the endpoint keeps its state", async () => {
-    const h = await startHarness();
-    await h.admin("PUT", "/faults", { operations: [{ action: "start_compute", times: 1 }] });
-    const [seeded] = (await h.api("GET", `${P}/endpoints`)).body.endpoints;
-    const res = await h.api("POST", `${P}/endpoints/${seeded.id}/start`);
-    h.clock.advance(1000);
-    const op = (await h.api("GET", `${P}/operations/${res.body.operations[0].id}`)).body.operation;
-    expect(op).toMatchObject({ status: "failed", failures_count: 1, error: expect.any(String) });
-    expect((await h.api("GET", `${P}/endpoints/${seeded.id}`)).body.endpoint.current_state).toBe("idle");
-    const retry = await h.api("POST", `${P}/endpoints/${seeded.id}/start`);
-    h.clock.advance(1000);
-    expect((await h.api("GET", `${P}/operations/${retry.body.operations[0].id}`)).body.operation.status).toBe(
-      "finished",
-    );
   });
 
   it("old operations are forgotten beyond the retention cap, newest kept", async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Reply } from "../../test/emulator/harness.ts";
+import { createManualClock } from "./clock.ts";
 import { startEmulator } from "./emulator.ts";
 
 const dirs: string[] = [];
@@ -56,6 +57,45 @@ describe("state file", () => {
         "bootstrap",
         "ci",
       ]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("a failed operation awaiting the platform's retry is retried after a restart, and holds the lock until then", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
+    dirs.push(dir);
+    const clock = createManualClock();
+    const options = {
+      clock,
+      stateFile: join(dir, "world.json"),
+      rateLimits: false as const,
+      seed: { projects: [{ id: "kept", name: "kept" }] },
+    };
+    const first = await startEmulator(options);
+    first.faults.set({ operations: [{ failures: 1, then: "finished", retry_delay_ms: 5000 }] });
+    const [seeded] = (await call(`${first.url}/projects/kept/endpoints`, first.bootstrapKey)).body.endpoints;
+    const started = await call(
+      `${first.url}/projects/kept/endpoints/${seeded.id}/start`,
+      first.bootstrapKey,
+      "POST",
+    );
+    const opUrl = (e: typeof first) => `${e.url}/projects/kept/operations/${started.body.operations[0].id}`;
+    clock.advance(1000);
+    expect((await call(opUrl(first), first.bootstrapKey)).body.operation.status).toBe("failed");
+    await first.close();
+
+    const second = await startEmulator(options);
+    try {
+      const locked = await call(
+        `${second.url}/projects/kept/endpoints/${seeded.id}/restart`,
+        second.bootstrapKey,
+        "POST",
+      );
+      expect(locked.status).toBe(423);
+      clock.advance(6000);
+      const op = (await call(opUrl(second), second.bootstrapKey)).body.operation;
+      expect(op).toMatchObject({ status: "finished", failures_count: 1 });
     } finally {
       await second.close();
     }

@@ -4,7 +4,7 @@
 // results do not depend on timers firing punctually.
 
 export type WorldEvent =
-  | { at: number; kind: "operation-done"; operationId: string }
+  | { at: number; kind: "operation-due"; operationId: string }
   | { at: number; kind: "autosuspend"; endpointId: string }
   | { at: number; kind: "check-availability" };
 

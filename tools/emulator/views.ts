@@ -1,5 +1,12 @@
 // Records as the platform's JSON shows them.
-import type { ApiKeyRecord, EndpointRecord, OperationRecord, ProjectRecord, User } from "./model.ts";
+import {
+  settledStatuses,
+  type ApiKeyRecord,
+  type EndpointRecord,
+  type OperationRecord,
+  type ProjectRecord,
+  type User,
+} from "./model.ts";
 import { formatTimestamp } from "./timestamps.ts";
 
 /** The `host` form `<endpoint id>.<region host>`. */
@@ -7,10 +14,15 @@ export function endpointHost(endpoint: EndpointRecord, project: ProjectRecord): 
   return `${endpoint.id}.${project.proxyHost}`;
 }
 
+export interface ViewOptions {
+  /** Leave out the fields the OpenAPI document marks deprecated. */
+  dropDeprecatedFields?: boolean;
+}
+
 export function endpointView(
   e: EndpointRecord,
   project: ProjectRecord,
-  options: { pendingState?: boolean } = {},
+  options: ViewOptions & { pendingState?: boolean } = {},
 ): Record<string, unknown> {
   return {
     host: endpointHost(e, project),
@@ -25,8 +37,8 @@ export function endpointView(
     current_state: e.currentState,
     ...(options.pendingState && e.pendingState !== undefined ? { pending_state: e.pendingState } : {}),
     settings: { pg_settings: e.pgSettings },
-    pooler_enabled: e.poolerEnabled,
-    pooler_mode: "transaction",
+    // Deprecated: pooling is chosen per connection by the -pooler host; pooler_mode's sunset is past.
+    ...(options.dropDeprecatedFields ? {} : { pooler_enabled: e.poolerEnabled, pooler_mode: "transaction" }),
     disabled: e.disabled,
     passwordless_access: e.passwordlessAccess,
     ...(e.lastActive === undefined ? {} : { last_active: formatTimestamp(e.lastActive) }),
@@ -43,7 +55,7 @@ export function endpointView(
 
 export function operationView(op: OperationRecord, now: number): Record<string, unknown> {
   const createdMs = Math.floor(op.createdMicros / 1000);
-  const done = op.status === "finished" || op.status === "failed";
+  const done = settledStatuses.has(op.status);
   return {
     id: op.id,
     project_id: op.projectId,
@@ -53,13 +65,18 @@ export function operationView(op: OperationRecord, now: number): Record<string, 
     status: op.status,
     ...(op.error === undefined ? {} : { error: op.error }),
     failures_count: op.failuresCount,
+    ...(op.retryAt === undefined ? {} : { retry_at: formatTimestamp(op.retryAt) }),
     created_at: formatTimestamp(createdMs),
     updated_at: formatTimestamp(op.updatedAt),
     total_duration_ms: Math.max(0, Math.round((done ? op.updatedAt : now) - createdMs)),
   };
 }
 
-export function projectView(p: ProjectRecord, owner: User): Record<string, unknown> {
+export function projectView(
+  p: ProjectRecord,
+  owner: User,
+  options: ViewOptions = {},
+): Record<string, unknown> {
   return {
     id: p.id,
     platform_id: p.platformId,
@@ -78,7 +95,7 @@ export function projectView(p: ProjectRecord, owner: User): Record<string, unkno
     branch_logical_size_limit_bytes: p.branchLogicalSizeLimitMiB * 1024 * 1024,
     store_passwords: true,
     active_time: 0,
-    cpu_used_sec: 0,
+    ...(options.dropDeprecatedFields ? {} : { cpu_used_sec: 0 }),
     locked: false,
     creation_source: "console",
     created_at: formatTimestamp(p.createdAt),

@@ -10,24 +10,27 @@ import type {
   EndpointRecord,
   EndpointState,
   OperationAction,
+  OperationFaultPlan,
   OperationRecord,
   ProjectRecord,
   User,
   WorldState,
 } from "./model.ts";
+import { settledStatuses } from "./model.ts";
+import { OperationDurations, type DurationSettings } from "./durations.ts";
 import { projectLocked } from "./errors.ts";
 import { Timeline, type WorldEvent } from "./timeline.ts";
 
-export interface WorldOptions {
+export interface WorldOptions extends DurationSettings {
   clock: Clock;
-  /** Emulated duration of an operation's running phase, overall or per action (default 1000 ms). */
-  operationDurationMs?: number | Partial<Record<OperationAction, number>>;
+  /** Source of the duration jitter (default Math.random; seeded by the emulator's `randomSeed`). */
+  random?: () => number;
   /** Interval of the control plane's check_availability operations; 0 disables them (default 0). */
   checkAvailabilityIntervalMs?: number;
   /** Operations kept per project; the oldest finished ones are dropped beyond it (default 2000). */
   maxOperationsPerProject?: number;
-  /** Whether a new operation will end `failed` (the faults' hook). */
-  operationWillFail?: (operation: OperationRecord) => boolean;
+  /** How a new operation fails, if it does (the faults' hook). */
+  operationFault?: (operation: OperationRecord) => OperationFaultPlan | undefined;
   /**
    * How long a new operation stays out of the project's operations list (default 0). The
    * platform's list is eventually consistent: right after a request it may not show the
@@ -35,10 +38,10 @@ export interface WorldOptions {
    */
   operationsListLagMs?: number;
   /**
-   * What a running operation locks against new mutations (423): its `branch` (default) or the
-   * whole `project`. The contract only says "conflicting operations"; the platform runs changes
-   * of different branches side by side, and `project` is kept for clients that want the
-   * strictest reading.
+   * What a running operation locks against new mutations (423): the whole `project` (default)
+   * or only its `branch`. The platform "limits overlapping operations per project" and nothing
+   * public says two branches of one project may change at once, so the project is the default;
+   * `branch` is an optimistic variant, for comparing how a client would fare if it were so.
    */
   lockScope?: LockScope;
 }
@@ -53,6 +56,8 @@ export interface OperationSpec {
 }
 
 const defaultSuspendTimeoutSeconds = 300;
+/** How long cancelling an operation that never ran takes (emulated ms). */
+const cancellationMs = 100;
 
 export class World {
   readonly clock: Clock;
@@ -68,7 +73,7 @@ export class World {
   readonly operations = new Map<string, OperationRecord>();
   /** Operations of each project, oldest first. */
   readonly operationsByProject = new Map<string, OperationRecord[]>();
-  /** Unfinished operations per lock (project or branch) that block new mutations (all but check_availability). */
+  /** Unsettled operations per lock (project or branch) that block new mutations (all but check_availability). */
   private readonly conflicting = new Map<string, number>();
   readonly lockScope: LockScope;
   /** When each active endpoint suspends, and when its one pending timeline event fires (never later). */
@@ -77,10 +82,11 @@ export class World {
   private readonly timeline = new Timeline();
   private lastMicros = 0;
   private nextCheckAvailabilityAt: number | undefined;
-  private readonly durations: number | Partial<Record<OperationAction, number>>;
+  /** Draws each run's duration and keeps the per-project record of what was drawn. */
+  readonly durations: OperationDurations;
   private readonly checkInterval: number;
   private readonly maxOperations: number;
-  private readonly operationWillFail: (operation: OperationRecord) => boolean;
+  private readonly operationFault: (operation: OperationRecord) => OperationFaultPlan | undefined;
   readonly operationsListLagMs: number;
   /** Operations created since start, retained or not. */
   operationsCreated = 0;
@@ -90,12 +96,12 @@ export class World {
   constructor(options: WorldOptions, user: User) {
     this.clock = options.clock;
     this.user = user;
-    this.durations = options.operationDurationMs ?? 1000;
+    this.durations = new OperationDurations(options, options.random ?? Math.random);
     this.checkInterval = options.checkAvailabilityIntervalMs ?? 0;
     this.maxOperations = options.maxOperationsPerProject ?? 2000;
-    this.operationWillFail = options.operationWillFail ?? (() => false);
+    this.operationFault = options.operationFault ?? (() => undefined);
     this.operationsListLagMs = options.operationsListLagMs ?? 0;
-    this.lockScope = options.lockScope ?? "branch";
+    this.lockScope = options.lockScope ?? "project";
   }
 
   /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */
@@ -207,10 +213,11 @@ export class World {
       if (next) op.nextId = next.id;
     });
     const first = created[0];
-    if (first) this.run(first, now);
     const endpointId = specs[0]?.endpointId;
     const endpoint = endpointId === undefined ? undefined : this.endpoints.get(endpointId);
+    // Before the first runs: a chain of skipped operations ends at once and clears it again.
     if (endpoint && pendingState && first) endpoint.pendingState = pendingState;
+    if (first) this.run(first, now);
     this.trimOperations(projectId);
     this.changed();
     return created;
@@ -238,40 +245,75 @@ export class World {
     return op;
   }
 
-  private duration(action: OperationAction): number {
-    return typeof this.durations === "number" ? this.durations : (this.durations[action] ?? 1000);
-  }
-
+  /**
+   * The operation's turn has come (first run, or the platform's retry of a failed run). An
+   * operation whose effect is already in place (starting an active endpoint, suspending an idle
+   * one) is `skipped`, and the chain goes on.
+   */
   private run(op: OperationRecord, now: number): void {
+    const endpoint = op.endpointId === undefined ? undefined : this.endpoints.get(op.endpointId);
+    if (
+      op.failuresCount === 0 &&
+      endpoint &&
+      ((op.action === "start_compute" && endpoint.currentState === "active") ||
+        (op.action === "suspend_compute" && endpoint.currentState === "idle"))
+    ) {
+      this.settle(op, "skipped", now);
+      this.runNext(op, endpoint, now);
+      return;
+    }
     op.status = "running";
     op.updatedAt = now;
-    op.willFail = this.operationWillFail(op);
-    op.doneAt = now + this.duration(op.action);
-    this.timeline.push({ at: op.doneAt, kind: "operation-done", operationId: op.id });
+    if (op.failuresCount === 0) {
+      const fault = this.operationFault(op);
+      if (fault) op.fault = fault;
+    }
+    op.doneAt = now + this.durations.draw(op.projectId, op.action);
+    this.timeline.push({ at: op.doneAt, kind: "operation-due", operationId: op.id });
   }
 
+  /** Ends an operation in a status it never leaves, releasing its hold on the lock. */
   private settle(op: OperationRecord, status: OperationRecord["status"], at: number): void {
     op.status = status;
     op.updatedAt = at;
     this.hold(op, -1);
   }
 
+  /** The end of a running phase: a success, a failure the platform will retry, or a final error. */
   private finish(op: OperationRecord, at: number): void {
     const endpoint = op.endpointId === undefined ? undefined : this.endpoints.get(op.endpointId);
-    if (op.willFail) {
-      op.failuresCount = 1;
+    const fault = op.fault;
+    if (fault && op.failuresCount < fault.failures) {
+      op.failuresCount++;
       op.error = `${op.action} failed (emulated fault)`;
-      this.settle(op, "failed", at);
-      // The rest of the request's chain does not run after a failure.
-      for (let next = this.nextOf(op); next; next = this.nextOf(next)) this.settle(next, "failed", at);
-      if (endpoint) {
-        delete endpoint.pendingState;
-        this.touch(endpoint, at);
+      if (fault.then === "error" && op.failuresCount === fault.failures) {
+        this.settle(op, "error", at);
+        this.cancelChain(op, at);
+        if (endpoint) {
+          delete endpoint.pendingState;
+          this.touch(endpoint, at);
+        }
+        return;
       }
+      // Not final: it keeps its place (and the lock), and its successors keep waiting.
+      op.status = "failed";
+      op.updatedAt = at;
+      // While failed: when the retry comes. Afterwards it stays, as the document's "when the
+      // operation was last retried".
+      op.retryAt = at + fault.retryDelayMs;
+      this.durations.recordRetryWait(op.projectId, fault.retryDelayMs);
+      this.timeline.push({ at: op.retryAt, kind: "operation-due", operationId: op.id });
+      this.changed();
       return;
     }
+    delete op.error;
     this.settle(op, "finished", at);
     if (endpoint) this.applyEffect(op, endpoint, at);
+    this.runNext(op, endpoint, at);
+  }
+
+  /** Runs the next operation of the chain, or, at its end, clears the endpoint's pending state. */
+  private runNext(op: OperationRecord, endpoint: EndpointRecord | undefined, at: number): void {
     const next = this.nextOf(op);
     if (next) {
       this.run(next, at);
@@ -279,6 +321,23 @@ export class World {
       delete endpoint.pendingState;
       this.touch(endpoint, at);
     }
+  }
+
+  /** After a final error the rest of the request's chain is cancelled: `cancelling`, then `cancelled`. */
+  private cancelChain(op: OperationRecord, at: number): void {
+    for (let next = this.nextOf(op); next; next = this.nextOf(next)) {
+      next.status = "cancelling";
+      next.updatedAt = at;
+      next.doneAt = at + cancellationMs;
+      this.timeline.push({ at: next.doneAt, kind: "operation-due", operationId: next.id });
+    }
+  }
+
+  /** An operation's phase is due: a run ends, a failed run is retried, a cancellation completes. */
+  private due(op: OperationRecord, at: number): void {
+    if (op.status === "running" && op.doneAt === at) this.finish(op, at);
+    else if (op.status === "failed" && op.retryAt === at) this.run(op, at);
+    else if (op.status === "cancelling" && op.doneAt === at) this.settle(op, "cancelled", at);
   }
 
   private nextOf(op: OperationRecord): OperationRecord | undefined {
@@ -378,9 +437,9 @@ export class World {
 
   private apply(event: WorldEvent, now: number): void {
     switch (event.kind) {
-      case "operation-done": {
+      case "operation-due": {
         const op = this.operations.get(event.operationId);
-        if (op && op.status === "running" && op.doneAt === event.at) this.finish(op, event.at);
+        if (op) this.due(op, event.at);
         break;
       }
       case "autosuspend":
@@ -400,7 +459,7 @@ export class World {
     const kept: OperationRecord[] = [];
     let dropped = 0;
     for (const op of list) {
-      if (dropped < excess && (op.status === "finished" || op.status === "failed")) {
+      if (dropped < excess && settledStatuses.has(op.status)) {
         this.operations.delete(op.id);
         dropped++;
       } else {
@@ -446,9 +505,13 @@ export class World {
       world.operations.set(op.id, op);
       world.operationsByProject.get(op.projectId)?.push(op);
       world.lastMicros = Math.max(world.lastMicros, op.createdMicros);
-      if (op.status === "running" || op.status === "scheduling") world.hold(op, 1);
-      if (op.status === "running" && op.doneAt !== undefined) {
-        world.timeline.push({ at: op.doneAt, kind: "operation-done", operationId: op.id });
+      if (!settledStatuses.has(op.status)) world.hold(op, 1);
+      const dueAt = op.status === "failed" ? op.retryAt : op.doneAt;
+      if (
+        (op.status === "running" || op.status === "cancelling" || op.status === "failed") &&
+        dueAt !== undefined
+      ) {
+        world.timeline.push({ at: dueAt, kind: "operation-due", operationId: op.id });
       }
     }
     world.startAvailabilityChecks(state.nextCheckAvailabilityAt);
