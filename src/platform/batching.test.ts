@@ -181,8 +181,10 @@ describe("batching for scale", () => {
     expect(done.state).toBe("finished");
   });
 
-  it("reports a failed operation with its failures count", async () => {
-    await platform.setFaults({ operations: [{ action: "start_compute", times: 1 }] });
+  it("reports an operation that ended in error with its failures count", async () => {
+    await platform.setFaults({
+      operations: [{ action: "start_compute", times: 1, failures: 1, then: "error", retry_delay_ms: 20 }],
+    });
     const started = await client.startEndpoint(
       "shop",
       (await client.listBranchEndpoints("shop", "b1"))[0]!.id,
@@ -193,6 +195,7 @@ describe("batching for scale", () => {
     });
     expect(outcome.state).toBe("failed");
     expect(outcome).toMatchObject({ failuresCount: 1 });
+    if (outcome.state === "failed") expect(outcome.failed[0]!.status).toBe("error");
     if (outcome.state === "failed") expect(outcome.failed[0]!.action).toBe("start_compute");
   });
 });

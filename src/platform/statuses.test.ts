@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlatformClient } from "./client.ts";
 import { isFailed, isRetrying, isSettled, summarizeOperations } from "./operations.ts";
 import type { Operation } from "./schemas.ts";
-import { fastRetry, generousBudget } from "../../test/support/platform/platform.ts";
-import { startScriptedServer, type ScriptedServer } from "../../test/support/platform/scripted-server.ts";
+import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
 const operation = (status: string, extra: Partial<Operation> = {}): Operation => ({
   id: `op-${status}`,
@@ -51,61 +50,103 @@ describe("operation statuses as the platform's operations guide defines them", (
   });
 });
 
-/** An endpoint as a platform answers once the deprecated pooler and passwordless fields are gone. */
-const endpointWithoutDeprecated = {
-  id: "ep-1",
-  host: "ep-1.us-east-2.aws.neon.tech",
-  project_id: "shop",
-  branch_id: "b1",
-  region_id: "aws-us-east-2",
-  type: "read_write",
-  autoscaling_limit_min_cu: 0.25,
-  autoscaling_limit_max_cu: 1,
-  current_state: "active",
-  settings: {},
-  disabled: false,
-  created_at: "2026-11-22T10:00:00Z",
-  updated_at: "2026-11-22T10:00:00Z",
-  proxy_host: "us-east-2.aws.neon.tech",
-};
-
 describe("a tolerant reader of the platform's answers", () => {
-  let server: ScriptedServer;
+  let platform: TestPlatform;
   let client: PlatformClient;
 
   beforeAll(async () => {
-    // A platform that no longer sends deprecated fields, and answers 204 to a DELETE of an endpoint
-    // already gone (the emulator of this branch cannot do either yet).
-    server = await startScriptedServer((request) =>
-      request.method === "DELETE"
-        ? { status: 204, body: undefined }
-        : { status: 200, body: { endpoints: [endpointWithoutDeprecated] } },
-    );
-    client = new PlatformClient({
-      baseUrl: server.baseUrl,
-      apiKey: "k".repeat(64),
-      budget: generousBudget(),
-      retry: fastRetry,
+    // A platform past the sunset of its deprecated fields; a DELETE of an endpoint gone answers 204.
+    platform = await startPlatform({
+      dropDeprecatedFields: true,
+      operationDurationMs: 20,
+      seed: { projects: [{ id: "shop", name: "shop", branches: [{ id: "b1", name: "b1" }] }] },
     });
+    client = platform.client();
   });
-  afterAll(async () => {
-    await client.close();
-    await server.close();
-  });
+  afterAll(() => platform.close());
 
-  it("lists endpoints whose deprecated fields are missing", async () => {
-    const [endpoint] = await client.listEndpoints("shop");
-    expect(endpoint).toMatchObject({ id: "ep-1", currentState: "active" });
+  it("creates and lists endpoints whose deprecated fields are missing", async () => {
+    const created = await client.createEndpoint("shop", { branchId: "b1", type: "read_write" });
+    await client.waitForOperations("shop", created.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    const [endpoint] = await client.listBranchEndpoints("shop", "b1");
+    expect(endpoint).toMatchObject({ id: created.endpoint.id, currentState: "active" });
     expect(endpoint!.poolerEnabled).toBeUndefined();
-    expect(endpoint!.passwordlessAccess).toBeUndefined();
+    expect(endpoint!.poolerMode).toBeUndefined();
   });
 
   it("takes a 204 without a body to a DELETE as done, and the endpoint leaves the project's snapshot", async () => {
-    expect((await client.snapshot("shop")).map((e) => e.id)).toEqual(["ep-1"]);
-    const lists = server.received.filter((r) => r.method === "GET").length;
-    expect(await client.deleteEndpoint("shop", "ep-1")).toBeUndefined();
-    expect(await client.snapshot("shop")).toEqual([]);
-    // Known from the answer: no new list was needed to see it gone.
-    expect(server.received.filter((r) => r.method === "GET").length).toBe(lists);
+    const endpoint = (await client.snapshot("shop", { maxAgeMs: 0 })).find((e) => e.branchId === "b1");
+    const id = endpoint!.id;
+    // Someone else deletes it first.
+    const other = platform.client();
+    const deleted = await other.deleteEndpoint("shop", id);
+    await other.waitForOperations("shop", deleted?.operations ?? [], {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
+    const lists = await platform.served("GET /projects/:project_id/endpoints");
+    expect(await client.deleteEndpoint("shop", id)).toBeUndefined();
+    expect((await platform.requests()).at(-1)).toMatchObject({ method: "DELETE", status: 204 });
+    // Known from the answer: the shared list drops it without a new list request.
+    const after = await client.snapshot("shop", { maxAgeMs: 60_000 });
+    expect(after.map((e) => e.id)).not.toContain(id);
+    expect(await platform.served("GET /projects/:project_id/endpoints")).toBe(lists);
+  });
+});
+
+describe("operations the platform retries, on the emulator", () => {
+  let platform: TestPlatform;
+  let client: PlatformClient;
+
+  beforeAll(async () => {
+    platform = await startPlatform({
+      operationDurationMs: 50,
+      seed: { projects: [{ id: "shop", name: "shop", branches: [{ id: "b1", name: "b1" }] }] },
+    });
+    client = platform.client();
+    const created = await client.createEndpoint("shop", { branchId: "b1", type: "read_write" });
+    await client.waitForOperations("shop", created.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    const suspended = await client.suspendEndpoint("shop", created.endpoint.id);
+    await client.waitForOperations("shop", suspended.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+  });
+  afterAll(() => platform.close());
+
+  const endpointId = async () => (await client.listBranchEndpoints("shop", "b1"))[0]!.id;
+
+  it("a failed run with retry_at keeps the change running; the platform's retry finishes it", async () => {
+    await platform.setFaults({
+      operations: [{ action: "start_compute", times: 1, failures: 2, then: "finished", retry_delay_ms: 300 }],
+    });
+    const started = await client.startEndpoint("shop", await endpointId());
+    const seen: string[] = [];
+    let outcome = await client.waitForOperations("shop", started.operations, { pollIntervalMs: 20 });
+    while (outcome.state === "running") {
+      if (outcome.retrying.length > 0) seen.push(`retrying ${outcome.retrying[0]!.failuresCount}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      outcome = await client.waitForOperations("shop", outcome.operations, { pollIntervalMs: 20 });
+    }
+    expect(outcome.state).toBe("finished");
+    expect(outcome.operations[0]!.failuresCount).toBe(2);
+    expect(seen).toContain("retrying 1");
+    // No second change was sent: the platform retried its own operation.
+    const starts = (await platform.requests()).filter(
+      (r) => r.route === "POST /projects/:project_id/endpoints/:endpoint_id/start",
+    );
+    expect(starts).toHaveLength(1);
+  });
+
+  it("a failure that the platform makes final (error) is a failed change", async () => {
+    await platform.setFaults({
+      operations: [{ action: "start_compute", times: 1, failures: 1, then: "error", retry_delay_ms: 20 }],
+    });
+    const suspended = await client.suspendEndpoint("shop", await endpointId());
+    await client.waitForOperations("shop", suspended.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    const started = await client.startEndpoint("shop", await endpointId());
+    const outcome = await client.waitForOperations("shop", started.operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
+    expect(outcome).toMatchObject({ state: "failed", failuresCount: 1 });
+    if (outcome.state === "failed") expect(outcome.failed[0]!.status).toBe("error");
   });
 });
