@@ -136,6 +136,10 @@ export const EndpointOperation = z.object({
   failuresCount: z.int().min(0),
   createdAt: z.string(),
   updatedAt: z.string(),
+  retryAt: z
+    .string()
+    .optional()
+    .describe("When the platform runs a failed operation again (failed is not final while it is set)."),
 });
 export type EndpointOperation = z.infer<typeof EndpointOperation>;
 

@@ -91,6 +91,13 @@ function observedValue(endpoint: Endpoint, field: keyof EndpointPatch): unknown 
   }
 }
 
+/** Fields the platform deprecated and may leave out of its answers (platform-facts.md). */
+const deprecatedFields: ReadonlySet<keyof EndpointPatch> = new Set([
+  "poolerEnabled",
+  "poolerMode",
+  "passwordlessAccess",
+]);
+
 /** Exactly the fields whose declared value differs from the endpoint's (branch moves included). */
 export function difference(spec: ComputeEndpointSpec, endpoint: Endpoint): EndpointPatch {
   const patch: EndpointPatch = {};
@@ -100,6 +107,9 @@ export function difference(spec: ComputeEndpointSpec, endpoint: Endpoint): Endpo
       if (!sameSettings(value as Record<string, string>, endpoint.pgSettings)) {
         patch.pgSettings = value as Record<string, string>;
       }
+    } else if (deprecatedFields.has(field) && observedValue(endpoint, field) === undefined) {
+      // The platform no longer reports it: nothing to compare, so nothing differs (a PATCH would
+      // be sent on every pass and never show its effect).
     } else if (observedValue(endpoint, field) !== value) {
       (patch as Record<string, unknown>)[field] = value;
     }

@@ -56,6 +56,11 @@ describe("ComputeEndpoint: the next change", () => {
     ],
     ["suspended: true on an idle endpoint", spec({ suspended: true }), endpoint({ currentState: "idle" })],
     ["an idle endpoint that autosuspended, spec silent", spec(), endpoint({ currentState: "idle" })],
+    [
+      "pooler settings the platform no longer reports (deprecated fields)",
+      spec({ pooler: { enabled: true } }),
+      endpoint({ poolerEnabled: undefined, poolerMode: undefined }),
+    ],
   ])("sends nothing for %s", (_, s, e) => {
     expect(plan(s, e, {}, undefined)).toBeUndefined();
   });

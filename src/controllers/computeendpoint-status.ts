@@ -31,6 +31,7 @@ export function statusOperations(operations: readonly Operation[]): EndpointOper
     failuresCount: op.failuresCount,
     createdAt: op.createdAt,
     updatedAt: op.updatedAt,
+    ...(op.retryAt === undefined ? {} : { retryAt: op.retryAt }),
   }));
 }
 
@@ -49,7 +50,7 @@ export function trackedOperations(
     branchId: undefined,
     endpointId,
     error: undefined,
-    retryAt: undefined,
+    retryAt: op.retryAt,
     totalDurationMs: undefined,
   }));
 }

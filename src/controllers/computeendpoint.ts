@@ -15,6 +15,7 @@ import {
   NotFoundError,
   type Endpoint,
   type EndpointMutation,
+  type OperationsOutcome,
   type PlatformClient,
 } from "../platform/index.ts";
 import { objectKey, type Controller, type KubeObject } from "../runtime/index.ts";
@@ -92,11 +93,12 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
       );
       operations = statusOperations(outcome.operations);
       if (outcome.state === "running") {
+        const [reason, message] = waitingFor(outcome);
         return {
           state: "busy",
           status: { operations },
-          reason: "OperationsRunning",
-          message: `waiting for ${describeOps(outcome.running)}`,
+          reason,
+          message,
           retryAfterMs: nextPoll(outcome.retryAfterMs),
         };
       }
@@ -189,14 +191,14 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
     if (!next || !endpointId) throw new Error("update without a planned change");
     const { client, spec, events } = pass;
     const { projectId } = spec;
-    const call = { signal: pass.signal };
+    const options = call(pass);
     let result: EndpointMutation;
     let reason: string;
     let message: string;
     let applied: Partial<S> = {};
     switch (next.action) {
       case "start":
-        result = await client.startEndpoint(projectId, endpointId, call);
+        result = await client.startEndpoint(projectId, endpointId, options);
         reason = "Starting";
         message = "starting the endpoint";
         if (next.why === "resume") applied = { suspended: false };
@@ -217,7 +219,7 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
           );
         }
         try {
-          result = await client.updateEndpoint(projectId, endpointId, next.patch, call);
+          result = await client.updateEndpoint(projectId, endpointId, next.patch, options);
         } catch (err) {
           throw platformProblem(err, spec.branchId);
         }
@@ -229,7 +231,7 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
         break;
       }
       case "restart":
-        result = await client.restartEndpoint(projectId, endpointId, call);
+        result = await client.restartEndpoint(projectId, endpointId, options);
         reason = "Restarting";
         message = "restarting the endpoint";
         applied = { restartedAt: next.restartedAt };
@@ -240,7 +242,7 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
         );
         break;
       case "suspend":
-        result = await client.suspendEndpoint(projectId, endpointId, call);
+        result = await client.suspendEndpoint(projectId, endpointId, options);
         reason = "Suspending";
         message = "suspending the endpoint";
         applied = { suspended: true };
@@ -272,7 +274,7 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
     }
     if (!endpoint) return { gone: true };
     try {
-      await pass.client.deleteEndpoint(pass.spec.projectId, endpoint.id, { signal: pass.signal });
+      await pass.client.deleteEndpoint(pass.spec.projectId, endpoint.id, call(pass));
       pass.events.normal("Deleted", "Delete", `deleted endpoint ${endpoint.id}`);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
@@ -321,6 +323,14 @@ class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
   }
 }
 
+/**
+ * A mutation's options: the pass's signal (a replica that stops acting aborts it) and the
+ * resource as its ticket in the project's mutation gate (turns are taken in the order asked).
+ */
+function call(pass: CePass): { signal: AbortSignal; ticket: string } {
+  return { signal: pass.signal, ticket: objectKey(pass.obj) };
+}
+
 /** Two resources of this cluster must not both create the read-write endpoint of one branch. */
 function checkBranchClaim(pass: CePass): void {
   const { spec, obj } = pass;
@@ -354,6 +364,19 @@ function claimOrder(obj: KubeObject): string {
 /** Serving, or suspended and ready to wake on the next connection. */
 function usable(endpoint: Endpoint): boolean {
   return endpoint.currentState === "active" || endpoint.currentState === "idle";
+}
+
+/**
+ * What a resource waiting on its change's operations reads: the platform retrying a failed one
+ * (`failed` with `retry_at` is not final) is named as such, with its failure count and next try.
+ */
+function waitingFor(outcome: Extract<OperationsOutcome, { state: "running" }>): [string, string] {
+  if (outcome.retrying.length === 0)
+    return ["OperationsRunning", `waiting for ${describeOps(outcome.running)}`];
+  const retries = outcome.retrying
+    .map((op) => `${op.action} ${op.id} failed (failures_count ${op.failuresCount}); retry at ${op.retryAt}`)
+    .join(", ");
+  return ["OperationRetrying", `the platform is retrying: ${retries}`];
 }
 
 function describeOps(ops: readonly Pick<EndpointOperation, "action" | "id">[]): string {

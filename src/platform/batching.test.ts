@@ -127,7 +127,10 @@ describe("batching for scale", () => {
     expect(idle?.currentState).toBe("idle");
     expect((await platform.served(LIST_ENDPOINTS)) - listsBefore).toBe(1);
     const deleted = await reader.deleteEndpoint("shop", created.endpoint.id);
-    await reader.waitForOperations("shop", deleted.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    await reader.waitForOperations("shop", deleted?.operations ?? [], {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
   });
 
   it("while the budget is busy with changes, running operations are listed at most once per six poll intervals", async () => {
@@ -178,8 +181,10 @@ describe("batching for scale", () => {
     expect(done.state).toBe("finished");
   });
 
-  it("reports a failed operation with its failures count", async () => {
-    await platform.setFaults({ operations: [{ action: "start_compute", times: 1 }] });
+  it("reports an operation that ended in error with its failures count", async () => {
+    await platform.setFaults({
+      operations: [{ action: "start_compute", times: 1, failures: 1, then: "error", retry_delay_ms: 20 }],
+    });
     const started = await client.startEndpoint(
       "shop",
       (await client.listBranchEndpoints("shop", "b1"))[0]!.id,
@@ -190,6 +195,7 @@ describe("batching for scale", () => {
     });
     expect(outcome.state).toBe("failed");
     expect(outcome).toMatchObject({ failuresCount: 1 });
+    if (outcome.state === "failed") expect(outcome.failed[0]!.status).toBe("error");
     if (outcome.state === "failed") expect(outcome.failed[0]!.action).toBe("start_compute");
   });
 });

@@ -82,7 +82,7 @@ describe("the platform client speaks every route the operator needs", () => {
     expect(await settle(restarted.operations)).toBe("finished");
 
     const deleted = await client.deleteEndpoint("shop", id);
-    expect(deleted.endpoint.id).toBe(id);
+    expect(deleted?.endpoint.id).toBe(id);
     const gone = await client.getEndpoint("shop", id).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(NotFoundError);
     expect(gone).toMatchObject({ status: 404, retryable: false, terminal: false });

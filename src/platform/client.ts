@@ -42,6 +42,8 @@ import {
 } from "./schemas.ts";
 import { EndpointSnapshot } from "./snapshot.ts";
 import { OperationDurations } from "./durations.ts";
+import { LockedError, ProjectBusyError, RateLimitedError } from "./errors.ts";
+import { MutationGate, type MutationGateOptions } from "./gate.ts";
 import { Transport, type TransportTimeouts } from "./transport.ts";
 
 export const DEFAULT_BASE_URL = "https://console.neon.tech/api/v2";
@@ -69,10 +71,23 @@ export interface PlatformClientOptions extends TransportTimeouts {
   operationPolling?: OperationPolling;
   /** Maximum sockets kept open to the platform. Default 32. */
   connections?: number;
+  /**
+   * Endpoint mutations of one project go one at a time, each when the operations of the last are
+   * expected to have ended (gate.ts). `false` sends them as they come (and into 423s). Default on.
+   */
+  mutationGate?: false | Partial<Omit<MutationGateOptions, "expected" | "typical">>;
 }
 
 export interface CallOptions {
   signal?: AbortSignal;
+}
+
+export interface MutationOptions extends CallOptions {
+  /**
+   * Who asks (a resource's key): a mutation held back by the project's gate is told when its own
+   * turn comes, counted in the order the tickets first asked.
+   */
+  ticket?: string;
 }
 
 /** Paths carry ids; ids never contain "/", but encoding keeps a bad one from changing the route. */
@@ -89,14 +104,29 @@ export class PlatformClient implements OperationsSource {
   /** Typical operation durations, shared by the client's projects (they are the platform's). */
   private readonly durations = new OperationDurations();
   private readonly trackerOptions: OperationsTrackerOptions;
+  private readonly gate: MutationGate | undefined;
 
   constructor(options: PlatformClientOptions) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
     this.budget = options.budget ?? new RateBudget(options.limits);
     this.pollIntervalMs = options.pollIntervalMs ?? 5_000;
+    if (options.mutationGate !== false) {
+      this.gate = new MutationGate({
+        ...options.mutationGate,
+        // Usual duration plus one usual deviation: most end by then, and the rest cost one 423.
+        expected: (ops) => this.durations.expected(ops, 1),
+        typical: (ops) => this.durations.expected(ops),
+      });
+    }
     this.trackerOptions = {
-      busy: () => this.budget.busyWithMutations(),
+      // Changes waiting for the rate budget or for their project's turn: polling yields to them.
+      busy: () => this.budget.busyWithMutations() || (this.gate?.holding() ?? false),
       expectedDuration: (op) => this.durations.expected([op]),
+      observed: (operations, listedAt) => {
+        for (const op of operations) this.durations.observe(op);
+        const projectId = operations[0]?.projectId;
+        if (projectId !== undefined) this.gate?.observe(projectId, operations, listedAt);
+      },
       ...options.operations,
       ...(options.operationPolling === undefined ? {} : { polling: options.operationPolling }),
     };
@@ -128,22 +158,45 @@ export class PlatformClient implements OperationsSource {
   }
 
   /**
-   * Runs an endpoint mutation and keeps the project's snapshot current: its answer is recorded
-   * there; a mutation that failed, or whose outcome is unknown, makes the next reader list again.
+   * Runs an endpoint mutation when its project's turn comes (gate.ts) and keeps the project's
+   * snapshot current: its answer is recorded there; a mutation that failed, or whose outcome is
+   * unknown, makes the next reader list again. One the platform certainly did not apply (held
+   * back, 423, 429) changes nothing there. An answer without a body (204 to a DELETE of an
+   * endpoint already gone) removes the endpoint.
    */
   private async mutateEndpoint(
     projectId: string,
-    call: RouteCall<EndpointMutation>,
+    endpointId: string | undefined,
+    call: RouteCall<EndpointMutation | undefined>,
+    options: MutationOptions,
     removes = false,
-  ): Promise<EndpointMutation> {
-    let result: EndpointMutation;
+  ): Promise<EndpointMutation | undefined> {
+    let result: EndpointMutation | undefined;
     try {
-      result = await this.run(call);
+      const send = () => this.run({ ...call, signal: options.signal });
+      result = this.gate
+        ? await this.gate.run(projectId, send, (r) => r?.operations ?? [], options)
+        : await send();
     } catch (err) {
-      this.snapshots.invalidate(projectId);
+      const notApplied =
+        err instanceof ProjectBusyError || err instanceof LockedError || err instanceof RateLimitedError;
+      if (!notApplied) this.snapshots.invalidate(projectId);
       throw err;
     }
-    this.snapshots.record(projectId, result.endpoint, removes);
+    if (result) this.snapshots.record(projectId, result.endpoint, removes);
+    else if (endpointId !== undefined) this.snapshots.remove(projectId, endpointId);
+    return result;
+  }
+
+  /** A mutation that always answers with a body. */
+  private async mutateEndpointWithAnswer(
+    projectId: string,
+    endpointId: string | undefined,
+    call: RouteCall<EndpointMutation>,
+    options: MutationOptions,
+  ): Promise<EndpointMutation> {
+    const result = await this.mutateEndpoint(projectId, endpointId, call, options);
+    if (!result) throw new Error(`${call.method} ${call.template} answered without a body`);
     return result;
   }
 
@@ -226,16 +279,20 @@ export class PlatformClient implements OperationsSource {
   createEndpoint(
     projectId: string,
     spec: EndpointCreateSpec,
-    options: CallOptions = {},
+    options: MutationOptions = {},
   ): Promise<EndpointMutation> {
-    return this.mutateEndpoint(projectId, {
-      method: "POST",
-      template: "/projects/{project_id}/endpoints",
-      path: `/projects/${id(projectId)}/endpoints`,
-      body: endpointBody(spec),
-      schema: endpointMutationWire,
-      signal: options.signal,
-    });
+    return this.mutateEndpointWithAnswer(
+      projectId,
+      undefined,
+      {
+        method: "POST",
+        template: "/projects/{project_id}/endpoints",
+        path: `/projects/${id(projectId)}/endpoints`,
+        body: endpointBody(spec),
+        schema: endpointMutationWire,
+      },
+      options,
+    );
   }
 
   async listEndpoints(projectId: string, options: CallOptions = {}): Promise<Endpoint[]> {
@@ -273,44 +330,57 @@ export class PlatformClient implements OperationsSource {
     projectId: string,
     endpointId: string,
     patch: EndpointPatch,
-    options: CallOptions = {},
+    options: MutationOptions = {},
   ): Promise<EndpointMutation> {
-    return this.mutateEndpoint(projectId, {
-      method: "PATCH",
-      template: "/projects/{project_id}/endpoints/{endpoint_id}",
-      path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
-      body: endpointBody(patch),
-      schema: endpointMutationWire,
-      signal: options.signal,
-    });
+    return this.mutateEndpointWithAnswer(
+      projectId,
+      endpointId,
+      {
+        method: "PATCH",
+        template: "/projects/{project_id}/endpoints/{endpoint_id}",
+        path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
+        body: endpointBody(patch),
+        schema: endpointMutationWire,
+      },
+      options,
+    );
   }
 
+  /**
+   * Deletes the endpoint. Undefined when the platform answered 204 without a body (an endpoint
+   * already gone): the deletion is done all the same.
+   */
   deleteEndpoint(
     projectId: string,
     endpointId: string,
-    options: CallOptions = {},
-  ): Promise<EndpointMutation> {
+    options: MutationOptions = {},
+  ): Promise<EndpointMutation | undefined> {
     return this.mutateEndpoint(
       projectId,
+      endpointId,
       {
         method: "DELETE",
         template: "/projects/{project_id}/endpoints/{endpoint_id}",
         path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
-        schema: endpointMutationWire,
-        signal: options.signal,
+        schema: endpointMutationWire.optional(),
       },
+      options,
       true,
     );
   }
 
-  startEndpoint(projectId: string, endpointId: string, options: CallOptions = {}): Promise<EndpointMutation> {
+  startEndpoint(
+    projectId: string,
+    endpointId: string,
+    options: MutationOptions = {},
+  ): Promise<EndpointMutation> {
     return this.endpointAction(projectId, endpointId, "start", options);
   }
 
   suspendEndpoint(
     projectId: string,
     endpointId: string,
-    options: CallOptions = {},
+    options: MutationOptions = {},
   ): Promise<EndpointMutation> {
     return this.endpointAction(projectId, endpointId, "suspend", options);
   }
@@ -319,7 +389,7 @@ export class PlatformClient implements OperationsSource {
   restartEndpoint(
     projectId: string,
     endpointId: string,
-    options: CallOptions = {},
+    options: MutationOptions = {},
   ): Promise<EndpointMutation> {
     return this.endpointAction(projectId, endpointId, "restart", options);
   }
@@ -328,15 +398,19 @@ export class PlatformClient implements OperationsSource {
     projectId: string,
     endpointId: string,
     action: "start" | "suspend" | "restart",
-    options: CallOptions,
+    options: MutationOptions,
   ): Promise<EndpointMutation> {
-    return this.mutateEndpoint(projectId, {
-      method: "POST",
-      template: `/projects/{project_id}/endpoints/{endpoint_id}/${action}`,
-      path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}/${action}`,
-      schema: endpointMutationWire,
-      signal: options.signal,
-    });
+    return this.mutateEndpointWithAnswer(
+      projectId,
+      endpointId,
+      {
+        method: "POST",
+        template: `/projects/{project_id}/endpoints/{endpoint_id}/${action}`,
+        path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}/${action}`,
+        schema: endpointMutationWire,
+      },
+      options,
+    );
   }
 
   async listBranchEndpoints(

@@ -68,6 +68,21 @@ export class LockedError extends PlatformError {
   override readonly retryable = true;
 }
 
+/**
+ * The project has operations running, so the client held a mutation back instead of sending it
+ * into a 423 (gate.ts). Not a failure of the change: retry after `retryAfterMs`, when they are
+ * expected to have finished. `cause` is the 423 when the platform itself answered so.
+ */
+export class ProjectBusyError extends PlatformError {
+  override readonly retryable = true;
+  /** The project whose operations are running. */
+  readonly projectId: string;
+  constructor(message: string, details: PlatformErrorDetails & { projectId: string }) {
+    super(message, details);
+    this.projectId = details.projectId;
+  }
+}
+
 /** 429: the account's rate limit was hit (or the client's own budget could not grant in time). */
 export class RateLimitedError extends PlatformError {
   override readonly retryable = true;

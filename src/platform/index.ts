@@ -1,12 +1,20 @@
 // The platform client layer: everything other layers use from src/platform.
 export { PLATFORM_RATE_LIMITS, RateBudget, type RateLimits, type RequestKind } from "./budget.ts";
-export { DEFAULT_BASE_URL, PlatformClient, type CallOptions, type PlatformClientOptions } from "./client.ts";
+export {
+  DEFAULT_BASE_URL,
+  PlatformClient,
+  type CallOptions,
+  type MutationOptions,
+  type PlatformClientOptions,
+} from "./client.ts";
+export { MutationGate, type MutationGateOptions } from "./gate.ts";
 export * from "./errors.ts";
 export type { RetryOptions } from "./exchange.ts";
 export { noMetrics, type PlatformMetrics, type PlatformRequestInfo } from "./metrics.ts";
 export {
   isSettled,
   isFailed,
+  isRetrying,
   OperationsTracker,
   summarizeOperations,
   waitForOperations,

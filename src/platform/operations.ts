@@ -50,20 +50,35 @@ export interface OperationsTrackerOptions {
   busyFactor?: number;
   /** How long an operation like this one usually runs, when known (see durations.ts). */
   expectedDuration?: (operation: Operation) => number | undefined;
+  /** Every operation a pass read, with the time the pass began (the mutation gate and durations learn from them). */
+  observed?: (operations: readonly Operation[], listedAt: number) => void;
   now?: () => number;
 }
 
-const SETTLED = new Set(["finished", "skipped", "failed", "error", "cancelled"]);
-const FAILED = new Set(["failed", "error", "cancelled"]);
+/** Statuses after which an operation never changes (the platform's operations guide). */
+const FINAL = new Set(["finished", "skipped", "error", "cancelled"]);
+/** Final statuses of a change that did not happen. */
+const FAILED_FINAL = new Set(["error", "cancelled"]);
 
-/** True once an operation will not change any more. */
-export function isSettled(operation: Pick<Operation, "status">): boolean {
-  return SETTLED.has(operation.status);
+type StatusOf = Pick<Operation, "status"> & { retryAt?: string | undefined };
+
+/**
+ * True while the platform retries the operation: `failed` is not final, `retry_at` says when the
+ * next attempt runs and `failures_count` grows with each one. A `failed` record without `retry_at`
+ * is one the platform did not schedule again, and counts as a final failure.
+ */
+export function isRetrying(operation: StatusOf): boolean {
+  return operation.status === "failed" && operation.retryAt !== undefined;
 }
 
-/** True for a settled operation that did not succeed. */
-export function isFailed(operation: Pick<Operation, "status">): boolean {
-  return FAILED.has(operation.status);
+/** True once an operation will not change any more. */
+export function isSettled(operation: StatusOf): boolean {
+  return FINAL.has(operation.status) || (operation.status === "failed" && !isRetrying(operation));
+}
+
+/** True for a settled operation that did not succeed: `error`, `cancelled`, or `failed` not retried. */
+export function isFailed(operation: StatusOf): boolean {
+  return FAILED_FINAL.has(operation.status) || (operation.status === "failed" && !isRetrying(operation));
 }
 
 interface Batch {
@@ -87,6 +102,7 @@ export class OperationsTracker {
   private readonly busy: () => boolean;
   private readonly busyFactor: number;
   private readonly expectedDuration: (operation: Operation) => number | undefined;
+  private readonly observed: (operations: readonly Operation[], listedAt: number) => void;
   private readonly now: () => number;
   private open: Batch | undefined;
   /** The latest pass that began. */
@@ -102,6 +118,7 @@ export class OperationsTracker {
     this.busy = options.busy ?? (() => false);
     this.busyFactor = options.busyFactor ?? 6;
     this.expectedDuration = options.expectedDuration ?? (() => undefined);
+    this.observed = options.observed ?? (() => undefined);
     // Wall-clock time: poll ticks are aligned to it.
     this.now = options.now ?? (() => Date.now());
   }
@@ -197,6 +214,7 @@ export class OperationsTracker {
 
   private async pass(wanted: Map<string, number | undefined>): Promise<Map<string, Operation | Error>> {
     const found = new Map<string, Operation | Error>();
+    const listedAt = this.now();
     const known = [...wanted.values()].filter((t): t is number => t !== undefined && !Number.isNaN(t));
     const oldest = known.length > 0 ? Math.min(...known) : undefined;
     try {
@@ -227,6 +245,10 @@ export class OperationsTracker {
         }
       }),
     );
+    this.observed(
+      [...found.values()].filter((op): op is Operation => !(op instanceof Error)),
+      listedAt,
+    );
     return found;
   }
 }
@@ -238,19 +260,22 @@ export type OperationsOutcome =
       state: "running";
       operations: Operation[];
       running: Operation[];
+      /** The running ones the platform is retrying after a failure (`failed` with `retry_at`). */
+      retrying: Operation[];
       failuresCount: number;
       /** When to look again: the poll interval. */
       retryAfterMs: number;
     };
 
-/** Summarises operations: failed wins over running, running over finished. */
+/** Summarises operations: failed wins over running, running (retrying included) over finished. */
 export function summarizeOperations(operations: Operation[], pollIntervalMs: number): OperationsOutcome {
   const failuresCount = operations.reduce((sum, op) => sum + op.failuresCount, 0);
-  const failed = operations.filter((op) => FAILED.has(op.status));
+  const failed = operations.filter((op) => isFailed(op));
   if (failed.length > 0) return { state: "failed", operations, failed, failuresCount };
   const running = operations.filter((op) => !isSettled(op));
   if (running.length > 0) {
-    return { state: "running", operations, running, failuresCount, retryAfterMs: pollIntervalMs };
+    const retrying = running.filter((op) => isRetrying(op));
+    return { state: "running", operations, running, retrying, failuresCount, retryAfterMs: pollIntervalMs };
   }
   return { state: "finished", operations };
 }

@@ -64,6 +64,16 @@ export class EndpointSnapshot {
     store(entry, removed ? others : [...others, endpoint]);
   }
 
+  /** The endpoint is gone (a DELETE answered 204 without a body): drop it from the answer. */
+  remove(projectId: string, endpointId: string): void {
+    const entry = this.entries.get(projectId);
+    if (!entry?.resolved) return this.invalidate(projectId);
+    store(
+      entry,
+      entry.resolved.filter((e) => e.id !== endpointId),
+    );
+  }
+
   /**
    * The operations of this client's last change of the endpoint all finished. When the change's
    * answer announced a `pending_state` (creates and updates do), the endpoint is now in it (the

@@ -22,7 +22,7 @@ import type { Metrics, ReconcileResult } from "./metrics.ts";
 import { pause } from "./pause.ts";
 import { StatusWriter, type StatusPatchOptions } from "./status.ts";
 import type { CacheTransform } from "./transform.ts";
-import { WorkQueue, backoffDelay, jittered, type BackoffOptions } from "./workqueue.ts";
+import { WorkQueue, backoffDelay, jittered, lowPriority, type BackoffOptions } from "./workqueue.ts";
 
 /** What a reconciler gets besides the object. */
 export interface Context<T extends KubeObject> {
@@ -245,7 +245,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       },
     });
     this.term = new AbortController();
-    for (const key of this.informer.keys()) this.queue.add(key);
+    // Low priority: changes and polls that arrive meanwhile go first.
+    for (const key of this.informer.keys()) this.queue.add(key, lowPriority);
     const concurrency = this.options.concurrency ?? 4;
     this.workers = Array.from({ length: concurrency }, () => this.work(this.queue!, this.term!.signal));
     this.scheduleResync();
@@ -395,7 +396,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const period = this.options.resyncPeriodMs ?? 600_000;
     if (period <= 0) return;
     this.resyncTimer = setTimeout(() => {
-      for (const key of this.informer.keys()) this.enqueue(key);
+      for (const key of this.informer.keys()) this.queue?.add(key, lowPriority);
       this.scheduleResync();
     }, jittered(period));
     this.resyncTimer.unref();

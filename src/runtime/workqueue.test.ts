@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { WorkQueue, backoffDelay } from "./workqueue.ts";
+import { WorkQueue, backoffDelay, lowPriority } from "./workqueue.ts";
 
 describe("work queue", () => {
   beforeEach(() => vi.useFakeTimers());
@@ -113,5 +113,69 @@ describe("work queue", () => {
     const drained = queue.drain(5_000);
     await vi.advanceTimersByTimeAsync(5_000);
     expect(await drained).toBe(false);
+  });
+
+  describe("priorities", () => {
+    const drain = async (queue: WorkQueue, n: number): Promise<string[]> => {
+      const order: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const key = (await queue.get())!;
+        order.push(key);
+        queue.done(key);
+      }
+      return order;
+    };
+
+    it("a watch event overtakes hundreds of keys queued by the initial list", async () => {
+      const queue = new WorkQueue();
+      for (let i = 0; i < 300; i++) queue.add(`listed-${i}`, lowPriority);
+      queue.add("changed");
+      expect(await queue.get()).toBe("changed");
+      expect(await queue.get()).toBe("listed-0");
+      expect(queue.depth).toBe(299);
+    });
+
+    it("a poll that falls due goes before the listed keys still waiting, which keep their order", async () => {
+      const queue = new WorkQueue();
+      queue.addAfter("polled", 2_000);
+      for (let i = 0; i < 5; i++) queue.add(`listed-${i}`, lowPriority);
+      expect(await drain(queue, 2)).toEqual(["listed-0", "listed-1"]);
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(await drain(queue, 4)).toEqual(["polled", "listed-2", "listed-3", "listed-4"]);
+    });
+
+    it("a listed key that changes moves up, once, and a resync never moves a key down", async () => {
+      const queue = new WorkQueue();
+      queue.add("a", lowPriority);
+      queue.add("b", lowPriority);
+      queue.add("c");
+      queue.add("b");
+      queue.add("c", lowPriority);
+      expect(queue.depth).toBe(3);
+      expect(await drain(queue, 3)).toEqual(["c", "b", "a"]);
+    });
+
+    it("keeps one entry per key and the dirty re-run, at the higher of the priorities asked for", async () => {
+      const queue = new WorkQueue();
+      queue.add("a", lowPriority);
+      expect(await queue.get()).toBe("a");
+      queue.add("a", lowPriority);
+      queue.add("a");
+      queue.add("b", lowPriority);
+      queue.done("a");
+      expect(queue.depth).toBe(2);
+      expect(await drain(queue, 2)).toEqual(["a", "b"]);
+    });
+
+    it("an earlier resync replaces a later poll, and runs at its own low priority", async () => {
+      const queue = new WorkQueue();
+      queue.addAfter("polled", 60_000);
+      queue.add("changed");
+      queue.add("polled", lowPriority);
+      queue.add("other", lowPriority);
+      expect(await drain(queue, 3)).toEqual(["changed", "polled", "other"]);
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(queue.depth).toBe(0);
+    });
   });
 });

@@ -2,6 +2,15 @@
 // a worker is not handed out again until `done`; a request that arrives while
 // it is being processed runs right after; delayed requests keep the earliest
 // time; failures back off per key with jitter, reset by `forget`.
+// Ready keys go out by priority, then in arrival order (controller-runtime's
+// priority queue): the initial list and resyncs queue every key at `lowPriority`,
+// so in a storm a change or a due poll does not wait behind hundreds of them.
+// A key asked for again at a higher priority moves up; never down.
+
+/** Priority of watch events, polls and retries: the default. */
+export const normalPriority = 0;
+/** Priority of the initial list and of resyncs: everything else goes first. */
+export const lowPriority = -100;
 
 export interface BackoffOptions {
   /** First retry delay. */
@@ -38,14 +47,22 @@ export interface WorkQueueOptions extends BackoffOptions {
   now?: () => number;
 }
 
+interface Request {
+  /** When the key is due (now for an immediate request). */
+  due: number;
+  priority: number;
+}
+
 export class WorkQueue<K = string> {
-  /** Ready keys in FIFO order, with the time they became ready. */
-  private readonly ready = new Map<K, number>();
-  /** Keys waiting for a time: key -> due time. */
-  private readonly delayed = new Map<K, number>();
+  /** Ready keys by priority, each in FIFO order with the time it became ready. */
+  private readonly ready = new Map<number, Map<K, number>>();
+  /** Priority of each ready key. */
+  private readonly readyPriority = new Map<K, number>();
+  /** Keys waiting for a time. */
+  private readonly delayed = new Map<K, Request>();
   private readonly processing = new Set<K>();
-  /** Keys requested while processing: due time of the follow-up (now for an immediate request). */
-  private readonly dirty = new Map<K, number>();
+  /** Keys requested while processing: the follow-up, earliest time and highest priority. */
+  private readonly dirty = new Map<K, Request>();
   private readonly failures = new Map<K, number>();
   private readonly waiters: ((key: K | undefined) => void)[] = [];
   private readonly idleWaiters: (() => void)[] = [];
@@ -62,7 +79,7 @@ export class WorkQueue<K = string> {
 
   /** Keys ready to be handed out. */
   get depth(): number {
-    return this.ready.size;
+    return this.readyPriority.size;
   }
 
   /** Keys being processed right now. */
@@ -71,13 +88,13 @@ export class WorkQueue<K = string> {
   }
 
   /** Requests processing of `key` as soon as possible. */
-  add(key: K): void {
-    this.addAt(key, this.now());
+  add(key: K, priority = normalPriority): void {
+    this.addAt(key, { due: this.now(), priority });
   }
 
   /** Requests processing of `key` after `ms`; an earlier pending request wins. */
-  addAfter(key: K, ms: number): void {
-    this.addAt(key, this.now() + Math.max(0, ms));
+  addAfter(key: K, ms: number, priority = normalPriority): void {
+    this.addAt(key, { due: this.now() + Math.max(0, ms), priority });
   }
 
   /** Requests a retry after the key's next backoff delay. */
@@ -96,26 +113,52 @@ export class WorkQueue<K = string> {
     return this.failures.get(key) ?? 0;
   }
 
-  private addAt(key: K, due: number): void {
+  private addAt(key: K, request: Request): void {
     if (this.shuttingDown) return;
     if (this.processing.has(key)) {
       const pending = this.dirty.get(key);
-      if (pending === undefined || due < pending) this.dirty.set(key, due);
+      this.dirty.set(key, pending ? merge(pending, request) : request);
       return;
     }
-    if (this.ready.has(key)) return;
+    const readyAt = this.readyPriority.get(key);
+    if (readyAt !== undefined) {
+      if (request.priority > readyAt) this.raise(key, readyAt, request.priority);
+      return;
+    }
     const pending = this.delayed.get(key);
-    if (pending !== undefined && pending <= due) return;
-    if (due <= this.now()) {
+    if (pending !== undefined && pending.due <= request.due) {
+      // The earlier request stands; a higher priority carries over to it.
+      if (request.priority > pending.priority) pending.priority = request.priority;
+      return;
+    }
+    // The earlier request replaces the later one, with its own priority: it is the reason to run.
+    if (request.due <= this.now()) {
       this.delayed.delete(key);
-      this.makeReady(key);
+      this.makeReady(key, request.priority);
     } else {
-      this.delayed.set(key, due);
+      this.delayed.set(key, request);
       this.armTimer();
     }
   }
 
-  private makeReady(key: K): void {
+  /** Moves a ready key up to a higher priority, behind the keys already there. */
+  private raise(key: K, from: number, to: number): void {
+    const readyAt = this.ready.get(from)?.get(key) ?? this.now();
+    this.bucket(from).delete(key);
+    this.bucket(to).set(key, readyAt);
+    this.readyPriority.set(key, to);
+  }
+
+  private bucket(priority: number): Map<K, number> {
+    let bucket = this.ready.get(priority);
+    if (!bucket) {
+      bucket = new Map();
+      this.ready.set(priority, bucket);
+    }
+    return bucket;
+  }
+
+  private makeReady(key: K, priority: number): void {
     const waiter = this.waiters.shift();
     if (waiter) {
       this.processing.add(key);
@@ -123,13 +166,14 @@ export class WorkQueue<K = string> {
       waiter(key);
       return;
     }
-    this.ready.set(key, this.now());
-    this.options.hooks?.depth?.(this.ready.size);
+    this.bucket(priority).set(key, this.now());
+    this.readyPriority.set(key, priority);
+    this.options.hooks?.depth?.(this.readyPriority.size);
   }
 
   private armTimer(): void {
     let next = Infinity;
-    for (const due of this.delayed.values()) if (due < next) next = due;
+    for (const { due } of this.delayed.values()) if (due < next) next = due;
     if (next === this.timerDue) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
@@ -142,10 +186,10 @@ export class WorkQueue<K = string> {
     this.timer = undefined;
     this.timerDue = Infinity;
     const now = this.now();
-    for (const [key, due] of [...this.delayed]) {
-      if (due <= now) {
+    for (const [key, request] of [...this.delayed]) {
+      if (request.due <= now) {
         this.delayed.delete(key);
-        this.makeReady(key);
+        this.makeReady(key, request.priority);
       }
     }
     this.armTimer();
@@ -154,16 +198,31 @@ export class WorkQueue<K = string> {
   /** Waits for the next ready key and marks it processing; undefined once shut down. */
   get(): Promise<K | undefined> {
     if (this.shuttingDown) return Promise.resolve(undefined);
-    const first = this.ready.entries().next();
-    if (!first.done) {
-      const [key, readyAt] = first.value;
-      this.ready.delete(key);
+    const first = this.next();
+    if (first) {
+      const [key, readyAt] = first;
+      this.ready.get(this.readyPriority.get(key)!)?.delete(key);
+      this.readyPriority.delete(key);
       this.processing.add(key);
-      this.options.hooks?.depth?.(this.ready.size);
+      this.options.hooks?.depth?.(this.readyPriority.size);
       this.options.hooks?.waited?.(this.now() - readyAt);
       return Promise.resolve(key);
     }
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** The first ready key of the highest priority that has one. */
+  private next(): [K, number] | undefined {
+    let best: Map<K, number> | undefined;
+    let bestPriority = -Infinity;
+    for (const [priority, bucket] of this.ready) {
+      if (bucket.size > 0 && priority > bestPriority) {
+        best = bucket;
+        bestPriority = priority;
+      }
+    }
+    const first = best?.entries().next();
+    return first && !first.done ? first.value : undefined;
   }
 
   /** Marks `key` finished; a request that arrived meanwhile is queued now. */
@@ -181,6 +240,7 @@ export class WorkQueue<K = string> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.ready.clear();
+    this.readyPriority.clear();
     this.delayed.clear();
     this.dirty.clear();
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
@@ -203,4 +263,9 @@ export class WorkQueue<K = string> {
   get isShuttingDown(): boolean {
     return this.shuttingDown;
   }
+}
+
+/** Two requests for one key: the earlier time, the higher priority. */
+function merge(a: Request, b: Request): Request {
+  return { due: Math.min(a.due, b.due), priority: Math.max(a.priority, b.priority) };
 }

@@ -200,7 +200,7 @@ describe("ComputeEndpoint recovery", () => {
     );
   });
 
-  it("reports Locked while the project refuses changes (423), and applies the change once it lifts", async () => {
+  it("reads as waiting while the project refuses changes (423), and applies the change once it lifts", async () => {
     h.emulator.faults.set({
       requests: [{ method: "PATCH", route: "/projects/:project_id/endpoints/:endpoint_id", status: 423 }],
     });
@@ -215,9 +215,9 @@ describe("ComputeEndpoint recovery", () => {
     await eventually(
       async () => {
         const obj = await resource("own-key");
-        return readyReason(obj)?.reason === "Locked" ? obj : undefined;
+        return readyReason(obj)?.reason === "WaitingForProject" ? obj : undefined;
       },
-      { what: "Locked" },
+      { what: "WaitingForProject" },
     );
     h.emulator.faults.clear();
     const done = await readyWith("own-key", (o) => o.status?.computeUnits?.min === 2);

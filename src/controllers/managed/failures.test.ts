@@ -5,6 +5,7 @@ import {
   LockedError,
   NotFoundError,
   OutcomeUnknownError,
+  ProjectBusyError,
   RateLimitedError,
   ServerError,
   UnauthorizedError,
@@ -18,7 +19,12 @@ describe("failures: reasons a user can act on", () => {
   it.each([
     [new UnauthorizedError("invalid key", { route, status: 401 }), "Unauthorized", false],
     [new BadRequestError("bad size", { route, status: 400 }), "InvalidSpec", true],
-    [new LockedError("locked", { route, status: 423 }), "Locked", false],
+    [new LockedError("locked", { route, status: 423 }), "WaitingForProject", false],
+    [
+      new ProjectBusyError("busy", { route, projectId: "p", retryAfterMs: 2_000 }),
+      "WaitingForProject",
+      false,
+    ],
     [new RateLimitedError("slow down", { route, status: 429 }), "RateLimited", false],
     [new OutcomeUnknownError("reset", { route }), "OutcomeUnknown", false],
     [new NotFoundError("no such branch", { route, status: 404 }), "NotFound", false],
@@ -40,5 +46,10 @@ describe("failures: reasons a user can act on", () => {
       new UnauthorizedError("invalid or revoked API key", { route, status: 401 }),
     );
     expect(failure.message).toBe("the platform refused the API key (401): invalid or revoked API key");
+  });
+
+  it("a locked or busy project is a wait, not a failure of the resource", () => {
+    expect(describeFailure(new LockedError("locked", { route, status: 423 })).waiting).toBe(true);
+    expect(describeFailure(new UnauthorizedError("no", { route, status: 401 })).waiting).toBeUndefined();
   });
 });

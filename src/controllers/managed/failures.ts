@@ -6,6 +6,7 @@ import {
   LockedError,
   NotFoundError,
   OutcomeUnknownError,
+  ProjectBusyError,
   RateLimitedError,
   UnauthorizedError,
   UnprocessableError,
@@ -14,6 +15,8 @@ import {
 export interface Failure {
   reason: string;
   message: string;
+  /** Not a failure of the resource: it waits for something that ends by itself (its turn in a busy project). */
+  waiting?: boolean;
 }
 
 /**
@@ -56,8 +59,15 @@ export function describeFailure(err: unknown): Failure {
     return { reason: "Unauthorized", message: `the platform refused the API key (401): ${message}` };
   if (err instanceof BadRequestError || err instanceof UnprocessableError)
     return { reason: "InvalidSpec", message: `the platform refused the spec: ${message}` };
+  // The project runs other operations (another actor's, or one slower than usual): the change
+  // waits for its turn, which is no failure of the resource.
+  if (err instanceof ProjectBusyError) return { reason: "WaitingForProject", message, waiting: true };
   if (err instanceof LockedError)
-    return { reason: "Locked", message: `the project has conflicting operations running: ${message}` };
+    return {
+      reason: "WaitingForProject",
+      message: `the project has conflicting operations running; waiting for them: ${message}`,
+      waiting: true,
+    };
   if (err instanceof RateLimitedError) return { reason: "RateLimited", message };
   if (err instanceof OutcomeUnknownError)
     return {

@@ -207,6 +207,17 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
   ): Promise<Action> {
     if (ctx.signal.aborted) throw err;
     const failure = describeFailure(err);
+    if (failure.waiting) {
+      // Its turn in a busy project: no failure counted, no Synced=False, no Warning; look again
+      // when the project's operations are expected to be done.
+      try {
+        await writer.write({}, { ready: ["False", failure.reason, failure.message], reconciling: true });
+      } catch (writeErr) {
+        ctx.log.warn({ err: String(writeErr) }, "could not record the wait in status");
+      }
+      const ms = (err as { retryAfterMs?: unknown }).retryAfterMs;
+      return Action.requeueAfter(typeof ms === "number" ? ms : 1_000);
+    }
     const stalled = isStalled(err);
     const recorded = err instanceof Problem ? ((err.status ?? {}) as Partial<S>) : {};
     try {

@@ -1,0 +1,238 @@
+/**
+ * The per-project mutation gate. The platform runs one change of a project at a time: while a
+ * project has running operations it refuses new mutations with 423, on any branch
+ * (platform-facts.md, "Errors and limits"). Rather than send changes into that lock, the client
+ * lets one mutation of a project go at a time, and the next one when the operations the last one
+ * started are expected to have ended (their usual duration plus their usual spread, durations.ts),
+ * or as soon as an operations list shows them settled. Operations of other actors that a list
+ * shows running hold the project too. A 423 all the same (another actor's change not yet listed,
+ * or an operation slower than usual) only moves the project's next try a little later.
+ *
+ * A caller that names a `ticket` (a controller, for a resource) is never held long: when its turn
+ * is further away than `maxInlineWaitMs`, or another caller already waits inside a call for the
+ * project, it fails at once with ProjectBusyError and `retryAfterMs`, the time its turn is
+ * expected (tickets are counted in arrival order, so each comes back about when its own turn
+ * comes rather than all at once). The controller requeues it then; its worker meanwhile serves
+ * other projects. A caller without a ticket (a script) waits inside the call for its turn.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { LockedError, ProjectBusyError } from "./errors.ts";
+import { isSettled } from "./operations.ts";
+import type { Operation } from "./schemas.ts";
+
+export interface MutationGateOptions {
+  /** By when operations like these have most likely ended, in ms from their start; undefined when unknown. */
+  expected: (operations: readonly Operation[]) => number | undefined;
+  /** How long a turn usually lasts, for the estimates of waiting callers; undefined when unknown. */
+  typical: (operations: readonly Operation[]) => number | undefined;
+  /** Assumed duration of operations never seen to finish (the next mutation probes). Default 1 s. */
+  unknownDurationMs?: number;
+  /** After a 423, the project's next try comes this much later (doubling while 423s go on). Default 400 ms. */
+  lockedProbeMs?: number;
+  /** Longest wait for a turn inside a call with a ticket; beyond it ProjectBusyError is thrown. Default 500 ms. */
+  maxInlineWaitMs?: number;
+  now?: () => number;
+}
+
+interface Project {
+  /** When the project's known running operations are expected to have ended. */
+  busyUntil: number;
+  /** A mutation of the project is on its way; the next waits for its answer. */
+  sending: boolean;
+  /** One caller at a time waits inside a call; the others are handed back. */
+  inlineWaiter: boolean;
+  /** Callers waiting for a turn, in arrival order: ticket -> when it was told to come back. */
+  waiting: Map<string, number>;
+  /** Running operations the gate knows of (its own answers and lists): id -> expected end. */
+  running: Map<string, number>;
+  /** When the last mutation's answer arrived. */
+  answeredAt: number;
+  /** How long one turn usually lasts. */
+  turnMs: number;
+  /** 423s in a row: each moves the next try twice as far (another actor's long change). */
+  lockedInARow: number;
+}
+
+/** The furthest a 423 moves the project's next try. */
+const maxProbeMs = 5_000;
+
+/** A caller that does not come back within this much of its estimated turn loses its place. */
+const ticketGraceMs = 15_000;
+
+export class MutationGate {
+  private readonly projects = new Map<string, Project>();
+  private readonly options: MutationGateOptions;
+  private readonly unknownMs: number;
+  private readonly probeMs: number;
+  private readonly maxInlineMs: number;
+  private readonly now: () => number;
+  private anonymous = 0;
+
+  constructor(options: MutationGateOptions) {
+    this.options = options;
+    this.unknownMs = options.unknownDurationMs ?? 1_000;
+    this.probeMs = options.lockedProbeMs ?? 400;
+    this.maxInlineMs = options.maxInlineWaitMs ?? 500;
+    this.now = options.now ?? (() => Date.now());
+  }
+
+  private project(projectId: string): Project {
+    let p = this.projects.get(projectId);
+    if (!p) {
+      p = {
+        busyUntil: 0,
+        sending: false,
+        inlineWaiter: false,
+        waiting: new Map(),
+        running: new Map(),
+        answeredAt: 0,
+        turnMs: this.unknownMs,
+        lockedInARow: 0,
+      };
+      this.projects.set(projectId, p);
+    }
+    return p;
+  }
+
+  /** Whether any project holds mutations back (the budget's "busy" for the operations tracker). */
+  holding(): boolean {
+    const now = this.now();
+    for (const p of this.projects.values()) {
+      if (p.waiting.size > 0 && [...p.waiting.values()].some((due) => due + ticketGraceMs > now)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Sends `send` when the project's turn comes; `operationsOf` names the operations its answer
+   * started (an answer without any frees the project at once).
+   */
+  async run<T>(
+    projectId: string,
+    send: () => Promise<T>,
+    operationsOf: (result: T) => readonly Operation[],
+    options: { ticket?: string | undefined; signal?: AbortSignal | undefined } = {},
+  ): Promise<T> {
+    const p = this.project(projectId);
+    const ticket = options.ticket ?? `anonymous-${++this.anonymous}`;
+    const started = this.now();
+    let locked: LockedError | undefined;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const now = this.now();
+      if (!p.sending && p.busyUntil <= now) {
+        p.sending = true;
+        p.waiting.delete(ticket);
+        let result: T;
+        try {
+          result = await send();
+        } catch (err) {
+          p.sending = false;
+          if (!(err instanceof LockedError)) throw err;
+          // Something still runs there: try a little later, without counting a failure.
+          locked = err;
+          const probeMs = Math.min(this.probeMs * 2 ** p.lockedInARow, maxProbeMs);
+          p.lockedInARow++;
+          p.busyUntil = Math.max(p.busyUntil, this.now() + probeMs);
+          // A script sees the 423 as before (with the time to retry); a controller's resource waits.
+          if (options.ticket === undefined) throw err;
+          continue;
+        }
+        p.sending = false;
+        p.lockedInARow = 0;
+        this.answered(p, operationsOf(result));
+        return result;
+      }
+      // An answer on its way is usually milliseconds off; running operations are further.
+      const waitMs = p.sending ? 20 : p.busyUntil - now;
+      // A caller without a ticket (a script, a test) simply waits for its turn.
+      const handBack =
+        options.ticket !== undefined && (p.inlineWaiter || now - started + waitMs > this.maxInlineMs);
+      if (!handBack) {
+        const exclusive = options.ticket !== undefined;
+        if (exclusive) p.inlineWaiter = true;
+        try {
+          await sleep(waitMs, undefined, { signal: options.signal });
+        } finally {
+          if (exclusive) p.inlineWaiter = false;
+        }
+        continue;
+      }
+      throw this.busy(projectId, p, ticket, waitMs, locked);
+    }
+  }
+
+  /** The operations a mutation's answer started now run; the project is busy until they end. */
+  private answered(p: Project, operations: readonly Operation[]): void {
+    const now = this.now();
+    p.answeredAt = now;
+    const running = operations.filter((op) => !isSettled(op));
+    if (running.length === 0) {
+      p.busyUntil = now;
+      return;
+    }
+    const expected = this.options.expected(running) ?? this.unknownMs;
+    p.turnMs = this.options.typical(running) ?? p.turnMs;
+    p.busyUntil = now + expected;
+    for (const op of running) p.running.set(op.id, now + expected);
+  }
+
+  /**
+   * What a list of the project's operations showed (`listedAt`: when the list was asked for).
+   * Running operations the gate did not know of (another actor's) hold the project until they
+   * are expected to end; when every one it knew of is settled, the project is free now.
+   */
+  observe(projectId: string, operations: readonly Operation[], listedAt: number): void {
+    const p = this.project(projectId);
+    const now = this.now();
+    const seen = new Map(operations.map((op) => [op.id, op]));
+    for (const op of operations) {
+      if (isSettled(op) || p.running.has(op.id)) continue;
+      const end = Date.parse(op.createdAt) + (this.options.expected([op]) ?? this.unknownMs);
+      const expectedEnd = Math.max(Number.isNaN(end) ? now : end, now + this.probeMs);
+      p.running.set(op.id, expectedEnd);
+      p.busyUntil = Math.max(p.busyUntil, expectedEnd);
+    }
+    let anyRunning = false;
+    for (const [id, end] of p.running) {
+      const op = seen.get(id);
+      if (op && isSettled(op)) p.running.delete(id);
+      else if (op === undefined && end < now - 60_000) p.running.delete(id);
+      else anyRunning = true;
+    }
+    // The list is eventually consistent: only one asked after the last answer can free the project.
+    if (!anyRunning && !p.sending && listedAt >= p.answeredAt && p.busyUntil > now) p.busyUntil = now;
+  }
+
+  private busy(
+    projectId: string,
+    p: Project,
+    ticket: string,
+    waitMs: number,
+    locked: LockedError | undefined,
+  ): ProjectBusyError {
+    const now = this.now();
+    for (const [other, due] of p.waiting) if (due + ticketGraceMs < now) p.waiting.delete(other);
+    // Its place in the line: turns of those ahead come after the running operations end.
+    let ahead = 0;
+    for (const other of p.waiting.keys()) {
+      if (other === ticket) break;
+      ahead++;
+    }
+    const retryAfterMs = Math.max(waitMs, 0) + ahead * p.turnMs + 10;
+    p.waiting.set(ticket, now + retryAfterMs);
+    const seconds = (retryAfterMs / 1000).toFixed(1);
+    return new ProjectBusyError(
+      `project ${projectId} has operations running; this change waits for its turn (in about ${seconds} s, ${ahead} ahead)`,
+      {
+        projectId,
+        route: "gate",
+        status: locked?.status,
+        code: locked?.code,
+        requestId: locked?.requestId,
+        retryAfterMs,
+        cause: locked,
+      },
+    );
+  }
+}
