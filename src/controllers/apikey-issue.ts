@@ -17,15 +17,13 @@ import { keyFingerprint, storedKey, writeKeySecret } from "./apikey-secret.ts";
 import { secretKind, type Secret } from "./credentials.ts";
 
 /**
- * Makes a new key current and stores it. `purpose` names the crash points
- * (`create:before-create`, `rotate:after-secret-write`, ...). With a current
- * key already (rotation), it becomes the previous key for the grace period.
+ * Makes a new key current and stores it. With a current key already
+ * (rotation), it becomes the previous key for the grace period.
  */
-export async function issueKey(pass: Pass, purpose: "create" | "rotate" | "resume"): Promise<void> {
+export async function issueKey(pass: Pass): Promise<void> {
   for (;;) {
     const pending = pass.status.pendingKeyName;
     if (!pending) {
-      pass.crash(`${purpose}:before-pending`);
       await pass.save({ pendingKeyName: pendingKeyName(pass.keyName) });
       continue;
     }
@@ -35,14 +33,13 @@ export async function issueKey(pass: Pass, purpose: "create" | "rotate" | "resum
     const inSecret = keys.find((k) => k.id === stored?.keyId && k.name === pending);
     if (inSecret && stored?.fingerprint) {
       // The last pass stopped after writing the Secret: the key is safe there.
-      await complete(pass, inSecret, stored.fingerprint, purpose);
+      await complete(pass, inSecret, stored.fingerprint);
       return;
     }
     const lost = keys.filter((k) => k.name === pending);
     if (lost.length > 0) {
       // Created, but its value never reached the Secret (crash or lost response).
       for (const key of lost) {
-        pass.crash(`${purpose}:before-orphan-revoke`);
         await pass.revoke(key.id, "its value was lost before it reached the Secret");
         pass.ctx.events.warning(
           "OrphanKeyRevoked",
@@ -50,22 +47,16 @@ export async function issueKey(pass: Pass, purpose: "create" | "rotate" | "resum
           `key ${key.name} (id ${key.id}) was created but its value was lost before it reached Secret ${pass.secretName}; revoked it`,
         );
       }
-      pass.crash(`${purpose}:after-orphan-revoke`);
       await pass.save({ pendingKeyName: pendingKeyName(pass.keyName) });
       continue;
     }
-    pass.crash(`${purpose}:before-create`);
     const created = await pass.client.createApiKey(pending);
-    pass.crash(`${purpose}:after-create`);
     await writeKeySecret(pass.ctx.client, pass.obj, pass.secretName, { id: created.id, value: created.key });
-    pass.crash(`${purpose}:after-secret-write`);
     await complete(
       pass,
       { id: created.id, name: pending, createdAt: created.createdAt ?? new Date().toISOString() },
       keyFingerprint(created.key),
-      purpose,
     );
-    pass.crash(`${purpose}:after-status`);
     return;
   }
 }
@@ -74,14 +65,12 @@ async function complete(
   pass: Pass,
   key: Pick<ApiKey, "id" | "name" | "createdAt">,
   fingerprint: string,
-  purpose: string,
 ): Promise<void> {
   const old = pass.status.keyId;
   const rotated = old !== undefined && old !== key.id;
   const previous = pass.status.previousKeyId;
   if (rotated && previous !== undefined && previous !== old) {
     // Only one key may be in its grace period; an older one is overdue anyway (grace < interval).
-    pass.crash(`${purpose}:before-revoke-previous`);
     await pass.revoke(previous, "a newer rotation replaced it");
   }
   const interval = pass.intervalMs;

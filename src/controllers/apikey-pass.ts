@@ -1,7 +1,7 @@
 // One reconcile of one ApiKey: the latest object, its parsed spec, the
 // platform client it acts with, and the small actions every step uses
 // (status writes chained on the latest object, revocations that accept a key
-// already gone, crash points for tests).
+// already gone).
 import { randomInt } from "node:crypto";
 import type { ApiKeySpec, ApiKeyStatus } from "../api/apikey.ts";
 import { NotFoundError, type PlatformClient } from "../platform/index.ts";
@@ -12,14 +12,6 @@ import type { SecretOwner } from "./apikey-secret.ts";
 export interface ApiKeyObject extends KubeObject {
   spec?: unknown;
   status?: ApiKeyStatus;
-}
-
-/** Thrown by a test's crash point: passes straight through, as a killed process would write nothing more. */
-export class SimulatedCrash extends Error {
-  constructor(step: string, options?: ErrorOptions) {
-    super(`simulated crash at ${step}`, options);
-    this.name = "SimulatedCrash";
-  }
 }
 
 const suffixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -38,7 +30,6 @@ export interface PassOptions {
   client: PlatformClient;
   keys: KeyListCache;
   now: () => Date;
-  crashPoint: ((step: string) => void) | undefined;
 }
 
 export class Pass {
@@ -49,7 +40,6 @@ export class Pass {
   readonly now: () => Date;
   /** The ApiKey as last written or read: every status write is based on it. */
   obj: ApiKeyObject & SecretOwner;
-  private readonly crashPoint: ((step: string) => void) | undefined;
 
   constructor(options: PassOptions) {
     this.ctx = options.ctx;
@@ -58,7 +48,6 @@ export class Pass {
     this.client = options.client;
     this.keys = options.keys;
     this.now = options.now;
-    this.crashPoint = options.crashPoint;
   }
 
   get status(): ApiKeyStatus {
@@ -87,15 +76,6 @@ export class Pass {
 
   get intervalMs(): number | undefined {
     return this.spec.rotation ? parseDuration(this.spec.rotation.interval) : undefined;
-  }
-
-  /** Test hook at a step boundary of a crash-sensitive flow. */
-  crash(step: string): void {
-    try {
-      this.crashPoint?.(step);
-    } catch (err) {
-      throw new SimulatedCrash(step, { cause: err });
-    }
   }
 
   /** Writes status: the current one with `changes` applied (an undefined value removes the field). */

@@ -15,7 +15,7 @@ import {
 } from "../runtime/index.ts";
 import { issueKey } from "./apikey-issue.ts";
 import { KeyListCache } from "./apikey-keylist.ts";
-import { Pass, SimulatedCrash, type ApiKeyObject } from "./apikey-pass.ts";
+import { Pass, type ApiKeyObject } from "./apikey-pass.ts";
 import {
   SecretConflictError,
   apiKeyLabel,
@@ -105,7 +105,7 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
     let credentials: ResolvedCredentials | undefined;
     let pass: Pass | undefined;
     try {
-      const begun = await this.begin(cached, ctx, "reconcile");
+      const begun = await this.begin(cached, ctx);
       if (!begun) return Action.done();
       ({ credentials, pass } = begun);
       await this.converge(pass);
@@ -118,7 +118,7 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
   /** The lifecycle of a live ApiKey, in order. Each step leaves a state the next pass can resume from. */
   private async converge(pass: Pass): Promise<void> {
     // A create that a crash or a lost response interrupted comes first: its key may be live in nobody's hands.
-    if (pass.status.pendingKeyName) await issueKey(pass, "resume");
+    if (pass.status.pendingKeyName) await issueKey(pass);
 
     // The platform cannot show a key again: a Secret that lost it gets a new key, and the old one is revoked.
     const current = pass.status.keyId;
@@ -130,7 +130,6 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
         stored.fingerprint !== undefined &&
         (pass.status.keyFingerprint === undefined || stored.fingerprint === pass.status.keyFingerprint);
       if (!intact) {
-        pass.crash("replace:before-revoke");
         await pass.revoke(current, "its Secret was deleted or altered");
         pass.ctx.events.warning(
           "SecretReplaced",
@@ -138,7 +137,6 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
           `Secret ${pass.secretName} was ${secret ? "altered" : "deleted"}; a key's value cannot be read ` +
             `back from the platform, so key id ${current} was revoked and a new key is issued`,
         );
-        pass.crash("replace:after-revoke");
         await pass.save(forgetCurrentKey);
       }
     }
@@ -150,18 +148,15 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
         "Replace",
         `key id ${pass.status.keyId} is no longer on the platform; issuing a new key`,
       );
-      pass.crash("replace:before-forget");
       await pass.save(forgetCurrentKey);
     }
 
-    if (pass.status.keyId === undefined) await issueKey(pass, "create");
+    if (pass.status.keyId === undefined) await issueKey(pass);
 
     const previous = pass.status.previousKeyId;
     if (previous !== undefined && pass.now() >= new Date(pass.status.previousKeyRevokeAt ?? 0)) {
-      pass.crash("rotate:before-revoke-previous");
       await pass.revoke(previous, "the rotation's grace period is over");
       pass.ctx.events.normal("KeyRevoked", "Revoke", `the grace period of key id ${previous} is over`);
-      pass.crash("rotate:after-revoke-previous");
       await pass.save({ previousKeyId: undefined, previousKeyRevokeAt: undefined });
     }
 
@@ -170,11 +165,10 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
     if (interval !== undefined && due !== undefined && pass.now() >= new Date(due)) {
       if (pass.status.previousKeyId !== undefined) {
         // Grace is shorter than the interval, so this is only a late pass catching up.
-        pass.crash("rotate:before-revoke-previous");
         await pass.revoke(pass.status.previousKeyId, "the rotation's grace period is over");
         await pass.save({ previousKeyId: undefined, previousKeyRevokeAt: undefined });
       }
-      await issueKey(pass, "rotate");
+      await issueKey(pass);
     }
   }
 
@@ -221,7 +215,7 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
     let credentials: ResolvedCredentials | undefined;
     let pass: Pass | undefined;
     try {
-      const begun = await this.begin(cached, ctx, "cleanup");
+      const begun = await this.begin(cached, ctx);
       if (!begun) return Action.done();
       ({ credentials, pass } = begun);
       const { status } = pass;
@@ -238,7 +232,6 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
       const retain = pass.spec.deletionPolicy === "Retain";
       if (retain && inSecret !== undefined) ours.delete(inSecret); // the one key that is kept
       for (const id of ours) {
-        pass.crash("delete:before-revoke");
         await pass.revoke(id, retain ? "not the retained key" : "the ApiKey was deleted");
       }
       if (retain) {
@@ -262,14 +255,7 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
   private async begin(
     cached: ApiKeyObject,
     ctx: Context<ApiKeyObject>,
-    phase: string,
   ): Promise<{ pass: Pass; credentials: ResolvedCredentials } | undefined> {
-    const crashPoint = this.options.crashPoint;
-    try {
-      crashPoint?.(`${phase}:begin`);
-    } catch (err) {
-      throw new SimulatedCrash(`${phase}:begin`, { cause: err });
-    }
     const ns = cached.metadata.namespace ?? "";
     const latest = await ctx.client.get<ApiKeyObject>(apiKeyResourceKind, ns, cached.metadata.name ?? "");
     if (!latest) return undefined;
@@ -290,7 +276,6 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
       client: credentials.client,
       keys: this.keys,
       now: this.options.now ?? (() => new Date()),
-      crashPoint,
     });
     return { pass, credentials };
   }
@@ -302,7 +287,7 @@ class ApiKeyReconciler implements Reconciler<ApiKeyObject> {
     err: unknown,
     credentials: ResolvedCredentials | undefined,
   ): Promise<Action> {
-    if (err instanceof SimulatedCrash || ctx.signal.aborted) throw err;
+    if (ctx.signal.aborted) throw err;
     const failure =
       err instanceof SecretConflictError
         ? { reason: err.reason, message: err.message }

@@ -325,14 +325,12 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     }
     this.checkBranchClaim(obj, spec, ctx);
     const name = creationName(obj.metadata.uid ?? "");
-    this.options.crashPoint?.("before-create");
     let result: EndpointMutation;
     try {
       result = await client.createEndpoint(spec.projectId, createSpec(spec, name));
     } catch (err) {
       throw platformProblem(err, spec.branchId);
     }
-    this.options.crashPoint?.("after-create");
     ctx.events.normal(
       "Created",
       "Create",

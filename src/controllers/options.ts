@@ -20,12 +20,6 @@ export interface KindControllerOptions {
   pollIntervalMs?: number | undefined;
   /** The clock, for schedules such as key rotation. */
   now?: (() => Date) | undefined;
-  /**
-   * Test hook: called at each named step of a crash-sensitive flow. A test
-   * throws from it to stop the reconcile exactly there, as a `kill -9` would,
-   * then starts a fresh controller to prove the flow recovers.
-   */
-  crashPoint?: ((step: string) => void) | undefined;
 }
 
 /** Makes the Controller for a kind's options: a Manager's, or a standalone one in tests. */
