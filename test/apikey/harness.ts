@@ -1,6 +1,7 @@
 // ApiKey scenarios against the real API server and the emulator over HTTP:
 // one emulator per test file, one namespace (with the operator's default
-// credentials Secret in it) per scenario, controllers started and "killed" at will.
+// credentials Secret in it) per scenario, controllers started and stopped at will.
+// Crashes are produced from outside, with operator processes: crash.kube.test.ts.
 import { apiKeyKind } from "../../src/api/index.ts";
 import {
   type ApiKeyObject,
@@ -193,7 +194,7 @@ export async function startApiKeyWorld(): Promise<ApiKeyWorld> {
 }
 
 /** Whether the platform accepts `value` as a key: a plain request, as any consumer of the Secret would send. */
-export async function authenticates(world: ApiKeyWorld, value: string): Promise<boolean> {
+export async function authenticates(world: Pick<ApiKeyWorld, "platform">, value: string): Promise<boolean> {
   const response = await fetch(`${world.platform.emulator.url}/api_keys`, {
     headers: { authorization: `Bearer ${value}` },
   });
@@ -204,27 +205,10 @@ export async function authenticates(world: ApiKeyWorld, value: string): Promise<
 }
 
 /** The live keys on the platform whose names this operator gave for `keyName`. */
-export async function liveKeys(world: ApiKeyWorld, keyName: string): Promise<ApiKey[]> {
+export async function liveKeys(world: Pick<ApiKeyWorld, "platform">, keyName: string): Promise<ApiKey[]> {
   const client = world.platform.client();
   const keys = await client.listApiKeys();
   return keys.filter((k) => k.name.startsWith(`${keyName}-`));
-}
-
-/**
- * A crash point that "kills" the controller at `step`: it throws there and at
- * every step after, so the dead controller changes nothing more until stopped.
- */
-export function crashAt(step: string): { hook: (s: string) => void; crashed: () => boolean } {
-  let crashed = false;
-  return {
-    hook(s) {
-      if (crashed || s === step) {
-        crashed = true;
-        throw new Error(`killed at ${step}`);
-      }
-    },
-    crashed: () => crashed,
-  };
 }
 
 /** Every key value the tests saw (read from Secrets) is absent from the logs, the Events and the ApiKeys. */

@@ -1,4 +1,5 @@
-// The operator dies, the platform loses answers or refuses, endpoints vanish:
+// The operator dies (a process of its own, killed while the API proxy holds its
+// status write), the platform loses answers or refuses, endpoints vanish:
 // afterwards there is exactly one endpoint per resource, and a refused spec
 // costs no further API calls until it changes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,9 +10,12 @@ import {
 import { creationName } from "../../src/controllers/computeendpoint-desired.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { eventually, kubectl } from "../support/kube.ts";
+import { startCrashRig, type CrashRig } from "../support/crash-rig.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 
 let h: OperatorHarness;
+/** Operator processes killed from outside, against the same emulator, each scenario in a namespace of its own. */
+let rig: CrashRig;
 const factory = (o: Parameters<typeof computeEndpointController>[0]) =>
   computeEndpointController(o) as unknown as Controller<KubeObject>;
 
@@ -48,38 +52,56 @@ function endpointCreates(): number {
 
 beforeAll(async () => {
   h = await startOperatorHarness(factory, { prefix: "cep-recovery" });
+  rig = await startCrashRig({ url: h.emulator.url, bootstrapKey: h.emulator.bootstrapKey });
 });
 
 afterAll(async () => {
+  await rig?.close();
   await h?.stop();
 });
 
 describe("ComputeEndpoint recovery", () => {
-  it("a crash between the platform's answer and the status write leaves exactly one endpoint", async () => {
-    // The platform creates the endpoint and its answer never arrives; the operator is stopped right
-    // then, like kill -9: the endpoint exists and no status names it.
-    await h.start();
-    h.emulator.faults.set({
-      requests: [{ method: "POST", route: "/projects/:project_id/endpoints", lose_response: true, times: 1 }],
+  it("killed between the platform's create and the status write: exactly one endpoint, Ready", async () => {
+    // From outside: the API proxy holds the status write that would record the new endpoint,
+    // and the operator process is killed while it is held.
+    const s = await rig.scenario("cep-crash");
+    const status = new RegExp(`/namespaces/${s.namespace}/computeendpoints/survivor/status$`);
+    const recording = rig.proxy.arm({ method: "PATCH", path: status, body: /"endpointId"/, action: "hold" });
+    await s.start();
+    const before = endpointCreates();
+    await kubectl(["apply", "-n", s.namespace, "-f", "-"], {
+      input: JSON.stringify(endpoint("survivor", { branchId: "br-dev" })),
     });
-    await h.apply(endpoint("survivor", { branchId: "br-dev" }));
-    await eventually(
-      () =>
-        h.emulator.requestLog.latest().some((e) => e.fault === "lose_response" && e.method === "POST")
-          ? true
-          : undefined,
-      { what: "the create whose answer was lost" },
-    );
-    await h.kill();
-    h.emulator.faults.clear();
-    const uid = (await resource("survivor")).metadata.uid ?? "";
-    expect((await resource("survivor")).status?.endpointId).toBeUndefined();
+    await recording.waitForHit("the status write after the create");
+    await s.kill();
+    rig.proxy.reset();
+    const get = async () =>
+      JSON.parse(
+        await kubectl(["get", "computeendpoint", "survivor", "-n", s.namespace, "-o", "json"]),
+      ) as ComputeEndpointObject;
+    const atKill = await get();
+    const named = async () =>
+      (await h.platform.listEndpoints("proj-alpha")).filter(
+        (e) => e.name === creationName(atKill.metadata.uid ?? ""),
+      );
+    expect(atKill.status?.endpointId).toBeUndefined();
+    expect(await named()).toHaveLength(1); // the platform made it; only the operator's record is missing
+    expect(endpointCreates() - before).toBe(1);
 
-    await h.start();
-    const obj = await readyWith("survivor");
-    const named = (await h.platform.listEndpoints("proj-alpha")).filter((e) => e.name === creationName(uid));
-    expect(named).toHaveLength(1);
-    expect(obj.status?.endpointId).toBe(named[0]?.id);
+    await s.start();
+    const obj = await eventually(
+      async () => {
+        const o = await get();
+        const c = readyReason(o);
+        return c?.status === "True" && c.observedGeneration === o.metadata.generation ? o : undefined;
+      },
+      { what: "survivor Ready", intervalMs: 200 },
+    );
+    const after = await named();
+    expect(after).toHaveLength(1);
+    expect(obj.status?.endpointId).toBe(after[0]?.id);
+    expect(endpointCreates() - before).toBe(1); // adopted by its creation name, never created twice
+    await s.kill();
   });
 
   it("a lost create response is resolved by observing, never by creating twice", async () => {

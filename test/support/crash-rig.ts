@@ -1,0 +1,86 @@
+// Crash scenarios from outside: one API proxy per test file, and per scenario
+// a namespace with an operator ServiceAccount (talking through the proxy), the
+// default credentials Secret, and the operator processes started and killed in
+// it. Every line any of them wrote is kept for the leak check.
+import { startApiProxy, type ApiProxy } from "./api-proxy.ts";
+import { adminKubeConfig, createNamespace, kubectl } from "./kube.ts";
+import { OperatorProcess, serviceAccountKubeconfigVia } from "./operator-process.ts";
+
+export const defaultCredentialsName = "neon-operator-credentials";
+
+export interface CrashRig {
+  proxy: ApiProxy;
+  /** Every line every operator process wrote. */
+  lines: string[];
+  namespaces: string[];
+  /** A fresh namespace for a scenario, its operator not yet started. */
+  scenario(prefix: string): Promise<RigScenario>;
+  close(): Promise<void>;
+}
+
+export interface RigScenario {
+  namespace: string;
+  /** Kills the running operator, if any, and starts a fresh one; resolves when it is Ready. */
+  start(): Promise<OperatorProcess>;
+  /** kill -9 of the running operator. */
+  kill(): Promise<void>;
+}
+
+export async function startCrashRig(platform: {
+  url: string;
+  bootstrapKey: string;
+  pollInterval?: string;
+}): Promise<CrashRig> {
+  const proxy = await startApiProxy(adminKubeConfig());
+  const lines: string[] = [];
+  const namespaces: string[] = [];
+  const processes = new Set<OperatorProcess>();
+
+  return {
+    proxy,
+    lines,
+    namespaces,
+    async scenario(prefix) {
+      const namespace = await createNamespace(prefix);
+      namespaces.push(namespace);
+      const kubeconfig = await serviceAccountKubeconfigVia(proxy.url, namespace);
+      await kubectl(["apply", "-n", namespace, "-f", "-"], {
+        input: JSON.stringify({
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name: defaultCredentialsName },
+          stringData: { apiKey: platform.bootstrapKey },
+        }),
+      });
+      let running: OperatorProcess | undefined;
+      const s: RigScenario = {
+        namespace,
+        async start() {
+          await s.kill();
+          running = await OperatorProcess.start({
+            kubeconfig,
+            platformUrl: platform.url,
+            namespace,
+            credentialsSecret: defaultCredentialsName,
+            ...(platform.pollInterval ? { pollInterval: platform.pollInterval } : {}),
+            lines,
+          });
+          processes.add(running);
+          return running;
+        },
+        async kill() {
+          await running?.kill();
+          running = undefined;
+        },
+      };
+      return s;
+    },
+    async close() {
+      await Promise.all([...processes].map((p) => p.kill()));
+      await proxy.close();
+      await Promise.all(
+        namespaces.map((ns) => kubectl(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined)),
+      );
+    },
+  };
+}
