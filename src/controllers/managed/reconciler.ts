@@ -7,6 +7,7 @@ import { UnauthorizedError } from "../../platform/index.ts";
 import {
   Action,
   TerminalError,
+  type Condition,
   type Context,
   type Reconciler,
   type ResourceKind,
@@ -32,7 +33,8 @@ export interface ManagedReconcilerOptions {
   unauthorizedRetryMs?: number | undefined;
 }
 
-type Status = Record<string, unknown> & { conditions?: never[] | undefined };
+/** A status as written: its fields, and the standard conditions. */
+type Status = Record<string, unknown> & { conditions?: Condition[] };
 
 export class ManagedReconciler<Spec, S extends object, Diff = unknown> implements Reconciler<
   ManagedObject<S>
@@ -293,16 +295,18 @@ class StatusWrite<S extends object> {
     this.now = now;
   }
 
-  /** Status fields merged over the current status (undefined removes one), conditions untouched. */
+  /**
+   * Status fields merged over the current status (undefined removes one), conditions untouched,
+   * written only onto the version this pass last read or wrote: intent (a key's pending name, its
+   * id) must never be overwritten by a late write from a replica that lost its leadership.
+   */
   async save(changes: Partial<S>): Promise<void> {
-    await this.put({ ...(this.obj.status ?? {}), ...changes });
+    await this.put({ ...(this.obj.status ?? {}), ...changes }, { precondition: true });
   }
 
   /** Status fields merged over the current status, with the standard conditions for this generation. */
   async write(fields: Partial<S>, conditions: Conditions): Promise<void> {
-    const current = (this.obj.status ?? {}) as Status & {
-      conditions?: Parameters<typeof standardConditions>[0];
-    };
+    const current = (this.obj.status ?? {}) as Status;
     const generation = this.obj.metadata.generation;
     await this.put({
       ...current,
