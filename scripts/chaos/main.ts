@@ -276,6 +276,11 @@ async function main(argv: string[]): Promise<number> {
     keep ||= failed;
     if (failed) say(`chaos: kept ${workDir} (logs of every operator process) for the failures above`);
     return failed ? 1 : 0;
+  } catch (err) {
+    // A campaign that could not go on (an operator that died while starting, say): keep its logs.
+    keep = true;
+    say(`chaos: kept ${workDir} (logs of every operator process) for the error below`);
+    throw err;
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     if (!keep) await rm(workDir, { recursive: true, force: true });

@@ -76,6 +76,8 @@ export class Operators {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const out = createWriteStream(logFile);
+    // A process still writing when the run ends must not crash it over a removed log directory.
+    out.on("error", () => undefined);
     child.stdout.pipe(out, { end: false });
     child.stderr.pipe(out, { end: false });
     const exited = new Promise<void>((done) =>
