@@ -161,7 +161,10 @@ describe("ComputeEndpoint recovery", () => {
   });
 
   it("a failed platform operation is reported with its failure count, then retried", async () => {
-    h.emulator.faults.set({ operations: [{ action: "start_compute", times: 1 }] });
+    // One failed run that the platform makes final (`error`): the change failed, and is retried.
+    h.emulator.faults.set({
+      operations: [{ action: "start_compute", times: 1, failures: 1, then: "error" }],
+    });
     await h.apply(endpoint("unlucky", { branchId: "br-feature", type: "read_only" }));
     // The retry follows within milliseconds, so the Warning event is the durable record.
     const warning = await eventually(
