@@ -38,7 +38,10 @@ async function run(argv: string[]): Promise<number> {
     config = loadConfig(argv);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`neon-cloud-operator run: ${err.message}\n\n${runUsage}`);
+      // The problems only: a page of usage after them would push them out of a pod's last log lines.
+      process.stderr.write(
+        `neon-cloud-operator run: ${err.message}\n\nSee "neon-cloud-operator run --help" for every option.\n`,
+      );
       return 2;
     }
     throw err;
