@@ -2,43 +2,12 @@
 // managed-resource layer fixed it: adopting an endpoint made outside, deleting a resource whose
 // project does not exist, and a refused operator key that must not turn into a burst of requests.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  computeEndpointController,
-  type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint.ts";
-import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import { credentialsSecret, startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
+import { condition, endpoint, factory, reader } from "./scenario.ts";
 
 let h: OperatorHarness;
-const factory = (o: Parameters<typeof computeEndpointController>[0]) =>
-  computeEndpointController(o) as unknown as Controller<KubeObject>;
-
-function endpoint(name: string, spec: Record<string, unknown>) {
-  return {
-    apiVersion: "neoncloud.dev/v1alpha1",
-    kind: "ComputeEndpoint",
-    metadata: { name },
-    spec: { projectId: "proj-alpha", ...spec },
-  };
-}
-
-const resource = (name: string) => h.get<ComputeEndpointObject>("computeendpoint", name);
-const condition = (obj: ComputeEndpointObject, type: string) =>
-  obj.status?.conditions?.find((c) => c.type === type);
-
-async function readyWith(name: string, check: (o: ComputeEndpointObject) => boolean = () => true) {
-  return eventually(
-    async () => {
-      const obj = await resource(name);
-      const c = condition(obj, "Ready");
-      return c?.status === "True" && c.observedGeneration === obj.metadata.generation && check(obj)
-        ? obj
-        : undefined;
-    },
-    { what: `${name} Ready`, intervalMs: 200 },
-  );
-}
+const { resource, readyWith } = reader(() => h);
 
 async function setOperatorKey(key: string): Promise<void> {
   await kubectl(["apply", "-n", h.namespace, "-f", "-"], {

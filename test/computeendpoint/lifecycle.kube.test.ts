@@ -1,45 +1,17 @@
 // A user applies ComputeEndpoints with kubectl and gets endpoints on the
 // platform (the emulator, over HTTP), kept as declared.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint.ts";
-import { computeEndpointController } from "../../src/controllers/computeendpoint.ts";
 import type { Endpoint } from "../../src/platform/index.ts";
-import type { Controller, KubeObject } from "../../src/runtime/index.ts";
+import type { KubeObject } from "../../src/runtime/index.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
+import { condition, endpoint, factory, reader } from "./scenario.ts";
 
 let h: OperatorHarness;
-const factory = (o: Parameters<typeof computeEndpointController>[0]) =>
-  computeEndpointController(o) as unknown as Controller<KubeObject>;
-
-function endpoint(name: string, spec: Record<string, unknown>, annotations?: Record<string, string>) {
-  return {
-    apiVersion: "neoncloud.dev/v1alpha1",
-    kind: "ComputeEndpoint",
-    metadata: { name, ...(annotations ? { annotations } : {}) },
-    spec: { projectId: "proj-alpha", ...spec },
-  };
-}
-
-async function resource(name: string): Promise<ComputeEndpointObject> {
-  return h.get<ComputeEndpointObject>("computeendpoint", name);
-}
-
-function condition(obj: ComputeEndpointObject, type: string) {
-  return obj.status?.conditions?.find((c) => c.type === type);
-}
+const { resource, readyWith } = reader(() => h);
 
 /** Waits until the resource is Ready for its current generation and returns it. */
-async function ready(name: string, timeoutMs = 30_000): Promise<ComputeEndpointObject> {
-  return eventually(
-    async () => {
-      const obj = await resource(name);
-      const c = condition(obj, "Ready");
-      return c?.status === "True" && c.observedGeneration === obj.metadata.generation ? obj : undefined;
-    },
-    { what: `${name} Ready`, timeoutMs, intervalMs: 200 },
-  );
-}
+const ready = (name: string, timeoutMs = 30_000) => readyWith(name, undefined, timeoutMs);
 
 async function platformEndpoint(id: string): Promise<Endpoint | undefined> {
   return (await h.platform.listEndpoints("proj-alpha")).find((e) => e.id === id);

@@ -3,46 +3,18 @@
 // afterwards there is exactly one endpoint per resource, and a refused spec
 // costs no further API calls until it changes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  computeEndpointController,
-  type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint.ts";
+import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint.ts";
 import { creationName } from "../../src/controllers/computeendpoint-desired.ts";
-import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import { startCrashRig, type CrashRig } from "../support/crash-rig.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
+import { condition, endpoint, factory, reader } from "./scenario.ts";
 
 let h: OperatorHarness;
 /** Operator processes killed from outside, against the same emulator, each scenario in a namespace of its own. */
 let rig: CrashRig;
-const factory = (o: Parameters<typeof computeEndpointController>[0]) =>
-  computeEndpointController(o) as unknown as Controller<KubeObject>;
-
-function endpoint(name: string, spec: Record<string, unknown>) {
-  return {
-    apiVersion: "neoncloud.dev/v1alpha1",
-    kind: "ComputeEndpoint",
-    metadata: { name },
-    spec: { projectId: "proj-alpha", ...spec },
-  };
-}
-
-const resource = (name: string) => h.get<ComputeEndpointObject>("computeendpoint", name);
-const readyReason = (obj: ComputeEndpointObject) => obj.status?.conditions?.find((c) => c.type === "Ready");
-
-async function readyWith(name: string, check: (o: ComputeEndpointObject) => boolean = () => true) {
-  return eventually(
-    async () => {
-      const obj = await resource(name);
-      const c = readyReason(obj);
-      return c?.status === "True" && c.observedGeneration === obj.metadata.generation && check(obj)
-        ? obj
-        : undefined;
-    },
-    { what: `${name} Ready`, intervalMs: 200 },
-  );
-}
+const { resource, readyWith } = reader(() => h);
+const readyReason = (obj: ComputeEndpointObject) => condition(obj, "Ready");
 
 /** POSTs to the endpoints route that reached the emulator. */
 function endpointCreates(): number {
