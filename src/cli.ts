@@ -50,14 +50,19 @@ async function run(argv: string[]): Promise<number> {
   const signalled = terminationSignal();
   const { startOperator } = await import("./operator.ts");
   const operator = await startOperator(config, log);
-  log.info({ signal: await signalled }, "shutting down");
+  const ended = await Promise.race([signalled, operator.leadershipLost.then(() => "leadership lost")]);
+  if (ended === "leadership lost") {
+    // As controller-runtime does: a replica that lost its lease exits (its pod restarts, and
+    // rejoins as a standby) rather than resume acting on whatever it held when it lost it.
+    log.error("lost the leader lease; in-flight work was aborted; exiting");
+  } else log.info({ signal: ended }, "shutting down");
   try {
     await operator.stop();
   } catch (err) {
     log.error({ err }, "shutdown failed");
   }
   log.info("stopped");
-  return 0;
+  return ended === "leadership lost" ? 1 : 0;
 }
 
 function crds(argv: string[]): number {

@@ -10,6 +10,8 @@ import { KubeClient, Manager, managerOptionsFromConfig, type Logger } from "./ru
 
 export interface RunningOperator {
   manager: Manager;
+  /** Resolves if this replica loses its leadership while running; the process should then exit. */
+  leadershipLost: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -27,7 +29,12 @@ export async function startOperator(
 ): Promise<RunningOperator> {
   const kubeConfig = overrides.kubeConfig ?? defaultKubeConfig();
   const client = new KubeClient(kubeConfig);
-  const manager = new Manager(managerOptionsFromConfig(config, client, log));
+  let lost: () => void = () => undefined;
+  const leadershipLost = new Promise<void>((resolve) => (lost = resolve));
+  const manager = new Manager({
+    ...managerOptionsFromConfig(config, client, log),
+    onLeadershipLost: () => lost(),
+  });
   const operatorNamespace = process.env.POD_NAMESPACE ?? config.leaderElectionNamespace;
   const pollIntervalMs = overrides.pollIntervalMs ?? config.pollIntervalMs;
   const access = new PlatformAccess({
@@ -61,6 +68,7 @@ export async function startOperator(
   );
   return {
     manager,
+    leadershipLost,
     async stop() {
       await manager.stop();
       await access.close();

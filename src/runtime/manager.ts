@@ -34,6 +34,12 @@ export interface ManagerOptions {
   log?: Logger;
   /** Told when this replica starts or stops acting (leadership gained or lost). */
   onActingChange?(acting: boolean): void;
+  /**
+   * Leadership was lost while running (not given up on shutdown): running reconciles have been
+   * aborted. A process should exit, as controller-runtime's managers do: a fresh process starts
+   * from clean state, and a renewal that hung past its deadline cannot quietly resume acting.
+   */
+  onLeadershipLost?(): void;
 }
 
 /** Manager options from the validated configuration. */
@@ -134,7 +140,10 @@ export class Manager {
     });
     this.elector.start({
       onStartedLeading: () => this.beginActing(),
-      onStoppedLeading: () => void this.endActing(0),
+      onStoppedLeading: () => {
+        const ended = this.endActing(0);
+        if (!this.stopping) void ended.then(() => this.options.onLeadershipLost?.());
+      },
       onNewLeader: (leader) => this.log.info({ leader }, "leader observed"),
     });
   }

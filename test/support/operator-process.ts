@@ -26,6 +26,8 @@ export interface OperatorProcessOptions {
   pollInterval?: string;
   /** Every line of every process goes here too (one list for a whole test file). */
   lines?: string[];
+  /** Elect a leader through a Lease in `namespace` (default: no leader election). */
+  leaderElection?: boolean;
 }
 
 export class OperatorProcess {
@@ -45,7 +47,9 @@ export class OperatorProcess {
       `--platform-base-url=${options.platformUrl}`,
       `--default-credentials-secret=${options.credentialsSecret}`,
       `--namespaces=${options.namespace}`,
-      "--no-leader-election",
+      ...(options.leaderElection
+        ? ["--leader-election", `--leader-election-namespace=${options.namespace}`]
+        : ["--no-leader-election"]),
       `--metrics-address=127.0.0.1:${port}`,
       `--poll-interval=${options.pollInterval ?? "100ms"}`,
       "--log-level=debug",
@@ -98,6 +102,14 @@ export class OperatorProcess {
     } catch {
       return false;
     }
+  }
+
+  /** The exit code once it exited by itself (undefined while running, or when killed by a signal). */
+  async exitCode(timeoutMs: number): Promise<number | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+    clearTimeout(timer);
+    return this.child.exitCode ?? undefined;
   }
 
   get running(): boolean {
