@@ -58,10 +58,12 @@ export class NotFoundError extends PlatformError {}
 /** 409: a conflict with existing state, e.g. the branch already has a read-write endpoint. */
 export class ConflictError extends PlatformError {}
 
-/** 422: the current state forbids the request, or the spec is invalid; the spec must change. */
-export class UnprocessableError extends PlatformError {
-  override readonly terminal = true;
-}
+/**
+ * 422: the current state forbids the request. Usually for a while only ("branch not ready yet"
+ * right after a branch is created), so it is retried with backoff rather than taken as a verdict
+ * on the spec; a spec the platform cannot accept at all is a 400.
+ */
+export class UnprocessableError extends PlatformError {}
 
 /** 423: the project has conflicting operations running; safe to retry later. */
 export class LockedError extends PlatformError {

@@ -124,7 +124,11 @@ export class Controller<T extends KubeObject = KubeObject> {
    * write: it would act on status it already superseded (a second restart, say).
    */
   private readonly ownWrites = new Map<string, { resourceVersion: string; at: number }>();
-  /** Keys that failed terminally, with the generation that failed: no retry until it changes. */
+  /**
+   * Keys that failed terminally, with the generation that failed: no backoff retries, and the
+   * object's own updates (status writes) do not bring it back; a new generation, a change of
+   * something it watches, or a resync does.
+   */
   private readonly terminal = new Map<string, number | undefined>();
   /**
    * Keys whose last attempt failed because the API server did not answer. An outage is not the
@@ -174,9 +178,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     });
     for (const w of options.watches ?? []) {
       this.secondary(w.kind, w.labelSelector, informerOptions, w.transform).on({
-        add: (o) => this.enqueueAll(w.map(o, primary)),
-        update: (old, o) => this.enqueueAll([...w.map(old, primary), ...w.map(o, primary)]),
-        delete: (o) => this.enqueueAll(w.map(o, primary)),
+        add: (o) => this.retryAll(w.map(o, primary)),
+        update: (old, o) => this.retryAll([...w.map(old, primary), ...w.map(o, primary)]),
+        delete: (o) => this.retryAll(w.map(o, primary)),
         reconnected: () => this.retryAwaitingApiServer(),
       });
     }
@@ -187,9 +191,9 @@ export class Controller<T extends KubeObject = KubeObject> {
           .filter((r) => r.kind === this.kind.kind && r.apiVersion === apiVersionOf(this.kind))
           .map((r) => (obj.metadata.namespace ? `${obj.metadata.namespace}/${r.name}` : r.name));
       this.secondary(spec.kind, spec.labelSelector, informerOptions).on({
-        add: (obj) => this.enqueueAll(owners(obj)),
-        update: (old, obj) => this.enqueueAll([...owners(old), ...owners(obj)]),
-        delete: (obj) => this.enqueueAll(owners(obj)),
+        add: (obj) => this.retryAll(owners(obj)),
+        update: (old, obj) => this.retryAll([...owners(old), ...owners(obj)]),
+        delete: (obj) => this.retryAll(owners(obj)),
         reconnected: () => this.retryAwaitingApiServer(),
       });
     }
@@ -324,6 +328,16 @@ export class Controller<T extends KubeObject = KubeObject> {
     return this.deps.client.get<T>(this.kind, namespace, name);
   }
 
+  /**
+   * Something the objects depend on changed (a Secret appeared, an owned object was edited): try
+   * them again, terminal failures included. A terminal failure waits for new evidence, not only for
+   * a new generation; only the object's own updates (its status writes) leave it be.
+   */
+  private retryAll(keys: string[]): void {
+    for (const key of keys) this.terminal.delete(key);
+    this.enqueueAll(keys);
+  }
+
   private enqueueAll(keys: string[]): void {
     for (const key of new Set(keys)) this.enqueue(key);
   }
@@ -396,6 +410,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     const period = this.options.resyncPeriodMs ?? 600_000;
     if (period <= 0) return;
     this.resyncTimer = setTimeout(() => {
+      // A resync looks at everything again, a terminal failure included (once per period).
+      this.terminal.clear();
       for (const key of this.informer.keys()) this.queue?.add(key, lowPriority);
       this.scheduleResync();
     }, jittered(period));

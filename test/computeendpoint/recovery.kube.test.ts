@@ -110,7 +110,7 @@ describe("ComputeEndpoint recovery", () => {
 
   it("a spec the platform refuses is terminal: InvalidSpec, and no more calls until the spec changes", async () => {
     h.emulator.faults.set({
-      requests: [{ method: "POST", route: "/projects/:project_id/endpoints", status: 422 }],
+      requests: [{ method: "POST", route: "/projects/:project_id/endpoints", status: 400 }],
     });
     await h.apply(endpoint("refused", { branchId: "br-feature", computeUnits: { min: 2 } }));
     const refused = await eventually(
@@ -130,6 +130,17 @@ describe("ComputeEndpoint recovery", () => {
     await h.apply(endpoint("refused", { branchId: "br-feature", computeUnits: { min: 1 } }));
     await readyWith("refused");
     expect(endpointCreates()).toBe(attempts + 1);
+  });
+
+  it("a change the current state forbids (422) is retried until it goes through", async () => {
+    // As right after a branch is created ("branch not ready yet"): not a verdict on the spec.
+    h.emulator.faults.set({
+      requests: [{ method: "POST", route: "/projects/:project_id/endpoints", status: 422, times: 3 }],
+    });
+    await h.apply(endpoint("not-yet", { branchId: "br-feature", type: "read_only" }));
+    const obj = await readyWith("not-yet");
+    expect(obj.status?.endpointId).toBeDefined();
+    h.emulator.faults.clear();
   });
 
   it("a failed platform operation is reported with its failure count, then retried", async () => {

@@ -9,6 +9,7 @@ import {
   RateLimitedError,
   ServerError,
   UnauthorizedError,
+  UnprocessableError,
 } from "../../platform/index.ts";
 import { CredentialsNotFoundError } from "../credentials.ts";
 import { describeFailure, isTerminal, Problem } from "./failures.ts";
@@ -19,6 +20,7 @@ describe("failures: reasons a user can act on", () => {
   it.each([
     [new UnauthorizedError("invalid key", { route, status: 401 }), "Unauthorized", false],
     [new BadRequestError("bad size", { route, status: 400 }), "InvalidSpec", true],
+    [new UnprocessableError("branch not ready yet", { route, status: 422 }), "RefusedInCurrentState", false],
     [new LockedError("locked", { route, status: 423 }), "WaitingForProject", false],
     [
       new ProjectBusyError("busy", { route, projectId: "p", retryAfterMs: 2_000 }),

@@ -57,8 +57,13 @@ export function describeFailure(err: unknown): Failure {
   if (typeof own === "string") return { reason: own, message };
   if (err instanceof UnauthorizedError)
     return { reason: "Unauthorized", message: `the platform refused the API key (401): ${message}` };
-  if (err instanceof BadRequestError || err instanceof UnprocessableError)
+  if (err instanceof BadRequestError)
     return { reason: "InvalidSpec", message: `the platform refused the spec: ${message}` };
+  if (err instanceof UnprocessableError)
+    return {
+      reason: "RefusedInCurrentState",
+      message: `the platform refused the change in the current state (422); retrying: ${message}`,
+    };
   // The project runs other operations (another actor's, or one slower than usual): the change
   // waits for its turn, which is no failure of the resource.
   if (err instanceof ProjectBusyError) return { reason: "WaitingForProject", message, waiting: true };
