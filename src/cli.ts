@@ -2,6 +2,7 @@
 // neon-cloud-operator: the operator's command line (run it, print its CRDs).
 // The platform emulator and the local sandbox are development tools in the
 // repository (tools/), not part of the package or the image.
+import { setTimeout } from "node:timers/promises";
 import { renderAllCrds } from "./api/index.ts";
 import { configHelp, loadConfig } from "./config.ts";
 import { ConfigError, terminationSignal } from "./runtime/index.ts";
@@ -53,16 +54,20 @@ async function run(argv: string[]): Promise<number> {
   const ended = await Promise.race([signalled, operator.leadershipLost.then(() => "leadership lost")]);
   if (ended === "leadership lost") {
     // As controller-runtime does: a replica that lost its lease exits (its pod restarts, and
-    // rejoins as a standby) rather than resume acting on whatever it held when it lost it.
+    // rejoins as a standby) rather than resume acting on whatever it held when it lost it. The
+    // API server may be what it lost (hanging requests), so the clean-up gets two seconds at most.
     log.error("lost the leader lease; in-flight work was aborted; exiting");
-  } else log.info({ signal: ended }, "shutting down");
+    await Promise.race([operator.stop().catch(() => undefined), setTimeout(2_000)]);
+    process.exit(1);
+  }
+  log.info({ signal: ended }, "shutting down");
   try {
     await operator.stop();
   } catch (err) {
     log.error({ err }, "shutdown failed");
   }
   log.info("stopped");
-  return ended === "leadership lost" ? 1 : 0;
+  return 0;
 }
 
 function crds(argv: string[]): number {

@@ -16,7 +16,7 @@ import {
 } from "../../test/support/runtime/cluster.ts";
 
 const widgets = widgetKind();
-const script = join(import.meta.dirname, "testing", "replica.ts");
+const script = join(import.meta.dirname, "..", "..", "test", "support", "runtime", "replica.ts");
 
 interface Line {
   identity: string;
