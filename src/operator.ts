@@ -1,13 +1,17 @@
 // The operator process: one Manager (leader election, metrics and probes,
 // graceful shutdown) running the controllers of every kind. Only wiring here.
+import { readFileSync } from "node:fs";
 import { KubeConfig } from "@kubernetes/client-node";
 import { apiKeyController } from "./controllers/apikey.ts";
 import { computeEndpointController } from "./controllers/computeendpoint.ts";
 import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
+import { registerOperatorMetrics } from "./metrics.ts";
 import {
   KubeClient,
   Manager,
+  type Controller,
+  type KubeObject,
   managerOptionsFromConfig,
   type Logger,
   type OperatorConfig,
@@ -35,12 +39,18 @@ export async function startOperator(
   const manager = new Manager(managerOptionsFromConfig(config, client, log));
   const operatorNamespace = process.env.POD_NAMESPACE ?? config.leaderElectionNamespace;
   const pollIntervalMs = overrides.pollIntervalMs ?? config.pollIntervalMs;
+  const controllers: Controller<KubeObject>[] = [];
+  const platformMetrics = registerOperatorMetrics({
+    registry: manager.metrics.registry,
+    version: operatorVersion(),
+    controllers: () => controllers,
+  });
   const access = new PlatformAccess({
     baseUrl: config.platformBaseUrl,
     defaultCredentials: parseDefaultCredentials(config.defaultCredentialsSecret, operatorNamespace),
     logger: log,
     clientOptions: {
-      metrics: manager.metrics.platform,
+      metrics: platformMetrics,
       pollIntervalMs,
       operationPolling: config.operationPolling,
     },
@@ -53,8 +63,10 @@ export async function startOperator(
     resyncPeriodMs: config.resyncPeriodMs,
     pollIntervalMs,
   };
-  computeEndpointController(options, (o) => manager.controller(o));
-  apiKeyController(options, (o) => manager.controller(o));
+  controllers.push(
+    computeEndpointController(options, (o) => manager.controller(o)),
+    apiKeyController(options, (o) => manager.controller(o)),
+  );
   await manager.start();
   log.info(
     {
@@ -71,6 +83,14 @@ export async function startOperator(
       await access.close();
     },
   };
+}
+
+/** The version in package.json (shipped beside dist/ and src/ alike). */
+function operatorVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version?: string;
+  };
+  return pkg.version ?? "unknown";
 }
 
 function defaultKubeConfig(): KubeConfig {

@@ -225,9 +225,12 @@ describe("controller on the real API server", () => {
     await client.patch(widgets, ns, "invalid", { spec: { size: 12 } }, ContentType.MergePatch);
     await waitFor(() => (calls.get("invalid") ?? 0) >= 2, "a retry after the spec changed");
 
-    const counts = await metrics.reconciles.get();
+    // controller-runtime's accounting: a terminal failure is an error, and a terminal error too.
+    const counts = await metrics.reconcileTotal.get();
     const byResult = Object.fromEntries(counts.values.map((v) => [String(v.labels.result), v.value]));
-    expect(byResult).toMatchObject({ error: 3, terminal: 1 });
+    expect(byResult).toMatchObject({ error: 4 });
+    expect((await metrics.reconcileErrors.get()).values[0]?.value).toBe(4);
+    expect((await metrics.terminalReconcileErrors.get()).values[0]?.value).toBe(1);
 
     // Three failures of "flaky" aggregate into one Event with a series count.
     await events.flush();
@@ -288,7 +291,7 @@ describe("controller on the real API server", () => {
       proxy.cut();
       outageBegun();
       const failed = async () =>
-        (await metrics.reconciles.get()).values.some((v) => v.labels.result === "error" && v.value > 0);
+        (await metrics.reconcileTotal.get()).values.some((v) => v.labels.result === "error" && v.value > 0);
       await waitFor(failed, "the status write to fail");
       await sleep(2_000);
       const watchNoticed = controller.informer.stats.reconnects > reconnectsBefore;

@@ -209,6 +209,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     return this.caches.every((i) => i.synced);
   }
 
+  /** The controller's name in metrics: its kind in lower case, as controller-runtime names it. */
+  get metricsName(): string {
+    return this.kind.kind.toLowerCase();
+  }
+
   /** The most reconciles that ran at once so far (for tests and benchmarks). */
   get peakConcurrency(): number {
     return this.peak;
@@ -226,18 +231,15 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Begins reconciling (on becoming leader): every cached object is queued once. */
   startWorkers(): void {
     if (this.queue) return;
-    const kind = this.kind.kind;
-    const metrics = this.deps.metrics;
+    const concurrency = this.options.concurrency ?? 4;
+    this.deps.metrics?.controllerStarted(this.metricsName, concurrency);
+    const idle = { unfinishedWorkSeconds: 0, longestRunningProcessorSeconds: 0 };
     this.queue = new WorkQueue({
       ...this.options.backoff,
-      hooks: {
-        depth: (d) => metrics?.queueDepth.set({ kind }, d),
-        waited: (ms) => metrics?.queueWait.observe({ kind }, ms / 1000),
-      },
+      hooks: this.deps.metrics?.workQueue(this.metricsName, () => this.queue?.unfinishedWork() ?? idle),
     });
     this.term = new AbortController();
     for (const key of this.informer.keys()) this.queue.add(key);
-    const concurrency = this.options.concurrency ?? 4;
     this.workers = Array.from({ length: concurrency }, () => this.work(this.queue!, this.term!.signal));
     this.scheduleResync();
   }
@@ -398,6 +400,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       if (key === undefined) return;
       this.running++;
       this.peak = Math.max(this.peak, this.running);
+      this.deps.metrics?.activeWorkers.inc({ controller: this.metricsName });
       try {
         if (!signal.aborted) await this.process(key, queue, signal);
       } catch (err) {
@@ -406,6 +409,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.log.error({ object: key, err: errorMessage(err) }, "unexpected error; will retry");
       } finally {
         this.running--;
+        this.deps.metrics?.activeWorkers.dec({ controller: this.metricsName });
         queue.done(key);
       }
     }
@@ -466,7 +470,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const log = this.log.child({ object: key, generation });
     const ctx = this.context(obj, signal, log);
     const started = performance.now();
-    let result: ReconcileResult;
+    let result: ReconcileResult | "terminal";
     try {
       const action = deleting ? await this.finalize(obj, ctx) : await this.apply(obj, ctx);
       queue.forget(key);
@@ -474,7 +478,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.terminal.delete(key);
       if (action.requeueAfterMs !== undefined) {
         queue.addAfter(key, action.requeueAfterMs);
-        result = "requeue";
+        result = "requeue_after";
       } else result = "success";
     } catch (err) {
       if (signal.aborted) {
@@ -504,11 +508,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         message,
       );
     }
-    this.deps.metrics?.reconciles.inc({ kind: this.kind.kind, result });
-    this.deps.metrics?.reconcileDuration.observe(
-      { kind: this.kind.kind },
-      (performance.now() - started) / 1000,
-    );
+    this.deps.metrics?.reconciled(this.metricsName, result, (performance.now() - started) / 1000);
   }
 
   private async apply(obj: T, ctx: Context<T>): Promise<Action> {

@@ -19,7 +19,13 @@ export * from "./kube.ts";
 export { LeaderElector, leaseKind, type LeaderElectionOptions, type LeaderCallbacks } from "./leader.ts";
 export { createLogger, silentLogger, type Logger } from "./log.ts";
 export { Manager, managerOptionsFromConfig, type ManagerOptions } from "./manager.ts";
-export { createMetrics, type Metrics, type PlatformClientMetrics, type ReconcileResult } from "./metrics.ts";
+export {
+  Metrics,
+  createMetrics,
+  type ReconcileResult,
+  type WorkQueueMetrics,
+  type WorkQueueSample,
+} from "./metrics.ts";
 export { startServer, type RunningServer, type ServerOptions } from "./server.ts";
 export { StatusWriter, jsonEqual, mergePatchFor } from "./status.ts";
 export { stripManagedFields, type CacheTransform } from "./transform.ts";

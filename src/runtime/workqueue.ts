@@ -31,6 +31,12 @@ export interface WorkQueueHooks {
   depth?(depth: number): void;
   /** Time between a key becoming ready and a worker taking it. */
   waited?(ms: number): void;
+  /** A key became ready, or was requested again while being processed (client-go's adds). */
+  added?(): void;
+  /** A request for later (a backoff, a requeue after a time); client-go counts these as retries. */
+  retried?(): void;
+  /** Time between a worker taking a key and calling `done`. */
+  worked?(ms: number): void;
 }
 
 export interface WorkQueueOptions extends BackoffOptions {
@@ -44,6 +50,8 @@ export class WorkQueue<K = string> {
   /** Keys waiting for a time: key -> due time. */
   private readonly delayed = new Map<K, number>();
   private readonly processing = new Set<K>();
+  /** When each key being processed was handed out (for work duration and stuck-work metrics). */
+  private readonly started = new Map<K, number>();
   /** Keys requested while processing: due time of the follow-up (now for an immediate request). */
   private readonly dirty = new Map<K, number>();
   private readonly failures = new Map<K, number>();
@@ -77,6 +85,7 @@ export class WorkQueue<K = string> {
 
   /** Requests processing of `key` after `ms`; an earlier pending request wins. */
   addAfter(key: K, ms: number): void {
+    if (!this.shuttingDown) this.options.hooks?.retried?.();
     this.addAt(key, this.now() + Math.max(0, ms));
   }
 
@@ -100,6 +109,7 @@ export class WorkQueue<K = string> {
     if (this.shuttingDown) return;
     if (this.processing.has(key)) {
       const pending = this.dirty.get(key);
+      if (pending === undefined) this.options.hooks?.added?.();
       if (pending === undefined || due < pending) this.dirty.set(key, due);
       return;
     }
@@ -116,9 +126,11 @@ export class WorkQueue<K = string> {
   }
 
   private makeReady(key: K): void {
+    this.options.hooks?.added?.();
     const waiter = this.waiters.shift();
     if (waiter) {
       this.processing.add(key);
+      this.started.set(key, this.now());
       this.options.hooks?.waited?.(0);
       waiter(key);
       return;
@@ -159,6 +171,7 @@ export class WorkQueue<K = string> {
       const [key, readyAt] = first.value;
       this.ready.delete(key);
       this.processing.add(key);
+      this.started.set(key, this.now());
       this.options.hooks?.depth?.(this.ready.size);
       this.options.hooks?.waited?.(this.now() - readyAt);
       return Promise.resolve(key);
@@ -169,6 +182,9 @@ export class WorkQueue<K = string> {
   /** Marks `key` finished; a request that arrived meanwhile is queued now. */
   done(key: K): void {
     this.processing.delete(key);
+    const started = this.started.get(key);
+    this.started.delete(key);
+    if (started !== undefined) this.options.hooks?.worked?.(this.now() - started);
     const pending = this.dirty.get(key);
     this.dirty.delete(key);
     if (pending !== undefined && !this.shuttingDown) this.addAt(key, pending);
@@ -198,6 +214,18 @@ export class WorkQueue<K = string> {
     ]);
     clearTimeout(timer);
     return drained;
+  }
+
+  /** Seconds of work in progress, summed and the longest (client-go's stuck-work gauges). */
+  unfinishedWork(): { unfinishedWorkSeconds: number; longestRunningProcessorSeconds: number } {
+    const now = this.now();
+    let sum = 0;
+    let longest = 0;
+    for (const since of this.started.values()) {
+      sum += now - since;
+      longest = Math.max(longest, now - since);
+    }
+    return { unfinishedWorkSeconds: sum / 1000, longestRunningProcessorSeconds: longest / 1000 };
   }
 
   get isShuttingDown(): boolean {
