@@ -17,7 +17,7 @@ import {
   type KubeObject,
   type ResourceKind,
 } from "./kube.ts";
-import { silentLogger, type Logger } from "./log.ts";
+import { inReconcile, silentLogger, type Logger } from "./log.ts";
 import type { Metrics, ReconcileResult } from "./metrics.ts";
 import { pause } from "./pause.ts";
 import { StatusWriter } from "./status.ts";
@@ -140,7 +140,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.options = options;
     this.deps = deps;
     this.kind = options.kind;
-    this.log = (deps.log ?? silentLogger).child({ controller: options.kind.kind });
+    this.log = (deps.log ?? silentLogger).child({ controller: this.metricsName });
     this.statusWriter = new StatusWriter(deps.client, options.kind);
     const informerOptions = (labelSelector?: string): InformerOptions => ({
       ...options.informer,
@@ -402,11 +402,16 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.peak = Math.max(this.peak, this.running);
       this.deps.metrics?.activeWorkers.inc({ controller: this.metricsName });
       try {
-        if (!signal.aborted) await this.process(key, queue, signal);
+        const { namespace, name } = parseKey(key);
+        // Every line logged while this key is reconciled names it (log.ts).
+        if (!signal.aborted)
+          await inReconcile({ kind: this.kind.kind, namespace, name }, () =>
+            this.process(key, queue, signal),
+          );
       } catch (err) {
         // process() handles reconcile errors itself; this keeps anything else from ending the worker.
         this.retryLater(key, queue, classifyError(err));
-        this.log.error({ object: key, err: errorMessage(err) }, "unexpected error; will retry");
+        this.log.error({ object: key, err }, "unexpected error; will retry");
       } finally {
         this.running--;
         this.deps.metrics?.activeWorkers.dec({ controller: this.metricsName });
@@ -453,7 +458,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     } catch (err) {
       // The fresh read failed (the API server restarting, a cut connection): try the key again later.
       this.retryLater(key, queue, classifyError(err));
-      this.log.warn({ object: key, err: errorMessage(err) }, "reading the object failed; will retry");
+      this.log.warn({ err }, "reading the object failed; will retry");
       return;
     }
     if (obj === "wait") return;
@@ -467,7 +472,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const deleting = obj.metadata.deletionTimestamp !== undefined;
     const generation = obj.metadata.generation;
     if (!deleting && this.terminal.has(key) && this.terminal.get(key) === generation) return;
-    const log = this.log.child({ object: key, generation });
+    const log = this.log.child({ generation });
     const ctx = this.context(obj, signal, log);
     const started = performance.now();
     let result: ReconcileResult | "terminal";
@@ -491,12 +496,12 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.awaitingApiServer.delete(key);
         this.terminal.set(key, generation);
         result = "terminal";
-        log.error({ err: message }, "reconcile failed terminally; waiting for a spec change");
+        log.error({ err }, "reconcile failed terminally; waiting for a spec change");
       } else {
         this.retryLater(key, queue, policy);
         result = "error";
         log.warn(
-          { err: message, failures: queue.failureCount(key) },
+          { err, failures: queue.failureCount(key) },
           policy.kind === "apiServerUnavailable"
             ? "reconcile failed: the API server did not answer; will retry when it does"
             : "reconcile failed; will retry",

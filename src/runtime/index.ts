@@ -17,7 +17,16 @@ export { addFinalizer, removeFinalizer, hasFinalizer } from "./finalizers.ts";
 export { Informer, type InformerHandlers, type InformerOptions } from "./informer.ts";
 export * from "./kube.ts";
 export { LeaderElector, leaseKind, type LeaderElectionOptions, type LeaderCallbacks } from "./leader.ts";
-export { createLogger, silentLogger, type Logger } from "./log.ts";
+export {
+  createLogger,
+  currentReconcile,
+  inReconcile,
+  loggerOptions,
+  serializeError,
+  silentLogger,
+  type Logger,
+  type ReconcileLogContext,
+} from "./log.ts";
 export { Manager, managerOptionsFromConfig, type ManagerOptions } from "./manager.ts";
 export {
   Metrics,
