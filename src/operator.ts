@@ -35,14 +35,19 @@ export async function startOperator(
   overrides: OperatorOverrides = {},
 ): Promise<RunningOperator> {
   const kubeConfig = overrides.kubeConfig ?? defaultKubeConfig();
-  const client = new KubeClient(kubeConfig);
+  const version = operatorVersion();
+  // Named in managedFields and in the API server's audit log as what it is.
+  const client = new KubeClient(kubeConfig, {
+    fieldManager: "neon-cloud-operator",
+    userAgent: `neon-cloud-operator/${version} (node ${process.version})`,
+  });
   const manager = new Manager(managerOptionsFromConfig(config, client, log));
   const operatorNamespace = process.env.POD_NAMESPACE ?? config.leaderElectionNamespace;
   const pollIntervalMs = overrides.pollIntervalMs ?? config.pollIntervalMs;
   const controllers: Controller<KubeObject>[] = [];
   const platformMetrics = registerOperatorMetrics({
     registry: manager.metrics.registry,
-    version: operatorVersion(),
+    version,
     controllers: () => controllers,
   });
   const access = new PlatformAccess({
