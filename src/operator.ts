@@ -90,12 +90,16 @@ export async function startOperator(
   };
 }
 
-/** The version in package.json (shipped beside dist/ and src/ alike). */
+/** The version in package.json (shipped beside dist/ and src/ alike); metrics and User-Agent name it. */
 function operatorVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-    version?: string;
-  };
-  return pkg.version ?? "unknown";
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      version?: string;
+    };
+    return pkg.version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
 }
 
 function defaultKubeConfig(): KubeConfig {
