@@ -6,7 +6,8 @@
 // dashboard in deploy/ must name correctly) and its logs are read.
 import { execFile } from "node:child_process";
 import { join } from "node:path";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
@@ -40,6 +41,8 @@ type Resource = KubeObject & {
 const healthScript = join(repoRoot, "deploy", "argocd", "health.lua");
 /** Holds a deleted object in its deleting phase after the operator's own cleanup. */
 const holdFinalizer = "test.neoncloud.dev/hold";
+/** The captured objects by "kind/phase", written for a look by hand. */
+const capturedFile = join(tmpdir(), "neon-cloud-operator-gitops-phases.json");
 
 let tool: string;
 let emulator: Emulator;
@@ -330,6 +333,8 @@ describe("lifecycle phases, captured live", () => {
       await kubectl(["delete", plural(kind), "ready", "-n", namespace, "--wait=false"]);
       await capture(kind, "deleting", "ready", (o) => o.metadata.deletionTimestamp !== undefined);
     }
+    // Kept for a look with the tools by hand (phases.pending.ts): `gitops kstatus < file`.
+    await writeFile(capturedFile, JSON.stringify(Object.fromEntries(captured), null, 2));
   });
 });
 
