@@ -1,12 +1,21 @@
 // The operator process: one Manager (leader election, metrics and probes,
 // graceful shutdown) running the controllers of every kind. Only wiring here.
+import { readFileSync } from "node:fs";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { OperatorConfig } from "./config.ts";
 import { apiKeyController } from "./controllers/apikey.ts";
 import { computeEndpointController } from "./controllers/computeendpoint.ts";
 import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
-import { KubeClient, Manager, managerOptionsFromConfig, type Logger } from "./runtime/index.ts";
+import { registerOperatorMetrics } from "./metrics.ts";
+import {
+  KubeClient,
+  Manager,
+  managerOptionsFromConfig,
+  type Controller,
+  type KubeObject,
+  type Logger,
+} from "./runtime/index.ts";
 
 export interface RunningOperator {
   manager: Manager;
@@ -28,7 +37,12 @@ export async function startOperator(
   overrides: OperatorOverrides = {},
 ): Promise<RunningOperator> {
   const kubeConfig = overrides.kubeConfig ?? defaultKubeConfig();
-  const client = new KubeClient(kubeConfig);
+  const version = operatorVersion();
+  // Named in managedFields and in the API server's audit log as what it is.
+  const client = new KubeClient(kubeConfig, {
+    fieldManager: "neon-cloud-operator",
+    userAgent: `neon-cloud-operator/${version} (node ${process.version})`,
+  });
   let lost: () => void = () => undefined;
   const leadershipLost = new Promise<void>((resolve) => (lost = resolve));
   const manager = new Manager({
@@ -37,12 +51,18 @@ export async function startOperator(
   });
   const operatorNamespace = process.env.POD_NAMESPACE ?? config.leaderElectionNamespace;
   const pollIntervalMs = overrides.pollIntervalMs ?? config.pollIntervalMs;
+  const controllers: Controller<KubeObject>[] = [];
+  const platformMetrics = registerOperatorMetrics({
+    registry: manager.metrics.registry,
+    version,
+    controllers: () => controllers,
+  });
   const access = new PlatformAccess({
     baseUrl: config.platformBaseUrl,
     defaultCredentials: parseDefaultCredentials(config.defaultCredentialsSecret, operatorNamespace),
     logger: log,
     clientOptions: {
-      metrics: manager.metrics.platform,
+      metrics: platformMetrics,
       pollIntervalMs,
       operationPolling: config.operationPolling,
     },
@@ -55,8 +75,11 @@ export async function startOperator(
     resyncPeriodMs: config.resyncPeriodMs,
     pollIntervalMs,
   };
-  computeEndpointController(options, (o) => manager.controller(o));
-  apiKeyController(options, (o) => manager.controller(o));
+  // Metrics only read each controller's queue and caches, never hand it objects.
+  controllers.push(
+    computeEndpointController(options, (o) => manager.controller(o)) as unknown as Controller<KubeObject>,
+    apiKeyController(options, (o) => manager.controller(o)),
+  );
   await manager.start();
   log.info(
     {
@@ -74,6 +97,18 @@ export async function startOperator(
       await access.close();
     },
   };
+}
+
+/** The version in package.json (shipped beside dist/ and src/ alike); metrics and User-Agent name it. */
+function operatorVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      version?: string;
+    };
+    return pkg.version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
 }
 
 function defaultKubeConfig(): KubeConfig {

@@ -232,9 +232,13 @@ describe("controller on the real API server", () => {
     await client.patch(widgets, ns, "invalid", { spec: { size: 12 } }, ContentType.MergePatch);
     await waitFor(() => (calls.get("invalid") ?? 0) >= 3, "a retry after the spec changed");
 
-    const counts = await metrics.reconciles.get();
+    // controller-runtime's accounting: a terminal failure is an error, and a terminal error too.
+    const counts = await metrics.reconcileTotal.get();
     const byResult = Object.fromEntries(counts.values.map((v) => [String(v.labels.result), v.value]));
-    expect(byResult).toMatchObject({ error: 3, terminal: 2 });
+    // Three backoff failures of "flaky", and "invalid" twice: at first, and at the resync.
+    expect(byResult).toMatchObject({ error: 5 });
+    expect((await metrics.reconcileErrors.get()).values[0]?.value).toBe(5);
+    expect((await metrics.terminalReconcileErrors.get()).values[0]?.value).toBe(2);
 
     // Three failures of "flaky" aggregate into one Event with a series count.
     await events.flush();
@@ -295,7 +299,7 @@ describe("controller on the real API server", () => {
       proxy.cut();
       outageBegun();
       const failed = async () =>
-        (await metrics.reconciles.get()).values.some((v) => v.labels.result === "error" && v.value > 0);
+        (await metrics.reconcileTotal.get()).values.some((v) => v.labels.result === "error" && v.value > 0);
       await waitFor(failed, "the status write to fail");
       await sleep(2_000);
       const watchNoticed = controller.informer.stats.reconnects > reconnectsBefore;

@@ -17,7 +17,7 @@ import {
   type KubeObject,
   type ResourceKind,
 } from "./kube.ts";
-import { silentLogger, type Logger } from "./log.ts";
+import { inReconcile, silentLogger, type Logger } from "./log.ts";
 import type { Metrics, ReconcileResult } from "./metrics.ts";
 import { pause } from "./pause.ts";
 import { StatusWriter, type StatusPatchOptions } from "./status.ts";
@@ -149,7 +149,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.options = options;
     this.deps = deps;
     this.kind = options.kind;
-    this.log = (deps.log ?? silentLogger).child({ controller: options.kind.kind });
+    this.log = (deps.log ?? silentLogger).child({ controller: this.metricsName });
     this.statusWriter = new StatusWriter(deps.client, options.kind);
     const informerOptions = (labelSelector?: string): InformerOptions => ({
       ...options.informer,
@@ -222,6 +222,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     return this.caches.every((i) => i.synced);
   }
 
+  /** The controller's name in metrics: its kind in lower case, as controller-runtime names it. */
+  get metricsName(): string {
+    return this.kind.kind.toLowerCase();
+  }
+
   /** The most reconciles that ran at once so far (for tests and benchmarks). */
   get peakConcurrency(): number {
     return this.peak;
@@ -239,19 +244,16 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Begins reconciling (on becoming leader): every cached object is queued once. */
   startWorkers(): void {
     if (this.queue) return;
-    const kind = this.kind.kind;
-    const metrics = this.deps.metrics;
+    const concurrency = this.options.concurrency ?? 4;
+    this.deps.metrics?.controllerStarted(this.metricsName, concurrency);
+    const idle = { unfinishedWorkSeconds: 0, longestRunningProcessorSeconds: 0 };
     this.queue = new WorkQueue({
       ...this.options.backoff,
-      hooks: {
-        depth: (d) => metrics?.queueDepth.set({ kind }, d),
-        waited: (ms) => metrics?.queueWait.observe({ kind }, ms / 1000),
-      },
+      hooks: this.deps.metrics?.workQueue(this.metricsName, () => this.queue?.unfinishedWork() ?? idle),
     });
     this.term = new AbortController();
     // Low priority: changes and polls that arrive meanwhile go first.
     for (const key of this.informer.keys()) this.queue.add(key, lowPriority);
-    const concurrency = this.options.concurrency ?? 4;
     this.workers = Array.from({ length: concurrency }, () => this.work(this.queue!, this.term!.signal));
     this.scheduleResync();
   }
@@ -424,14 +426,21 @@ export class Controller<T extends KubeObject = KubeObject> {
       if (key === undefined) return;
       this.running++;
       this.peak = Math.max(this.peak, this.running);
+      this.deps.metrics?.activeWorkers.inc({ controller: this.metricsName });
       try {
-        if (!signal.aborted) await this.process(key, queue, signal);
+        const { namespace, name } = parseKey(key);
+        // Every line logged while this key is reconciled names it (log.ts).
+        if (!signal.aborted)
+          await inReconcile({ kind: this.kind.kind, namespace, name }, () =>
+            this.process(key, queue, signal),
+          );
       } catch (err) {
         // process() handles reconcile errors itself; this keeps anything else from ending the worker.
         this.retryLater(key, queue, classifyError(err));
-        this.log.error({ object: key, err: errorMessage(err) }, "unexpected error; will retry");
+        this.log.error({ object: key, err }, "unexpected error; will retry");
       } finally {
         this.running--;
+        this.deps.metrics?.activeWorkers.dec({ controller: this.metricsName });
         queue.done(key);
       }
     }
@@ -475,7 +484,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     } catch (err) {
       // The fresh read failed (the API server restarting, a cut connection): try the key again later.
       this.retryLater(key, queue, classifyError(err));
-      this.log.warn({ object: key, err: errorMessage(err) }, "reading the object failed; will retry");
+      this.log.warn({ err }, "reading the object failed; will retry");
       return;
     }
     if (obj === "wait") return;
@@ -489,10 +498,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     const deleting = obj.metadata.deletionTimestamp !== undefined;
     const generation = obj.metadata.generation;
     if (!deleting && this.terminal.has(key) && this.terminal.get(key) === generation) return;
-    const log = this.log.child({ object: key, generation });
+    const log = this.log.child({ generation });
     const ctx = this.context(obj, signal, log);
     const started = performance.now();
-    let result: ReconcileResult;
+    let result: ReconcileResult | "terminal";
     try {
       const action = deleting ? await this.finalize(obj, ctx) : await this.apply(obj, ctx);
       queue.forget(key);
@@ -500,7 +509,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.terminal.delete(key);
       if (action.requeueAfterMs !== undefined) {
         queue.addAfter(key, action.requeueAfterMs);
-        result = "requeue";
+        result = "requeue_after";
       } else result = "success";
     } catch (err) {
       if (signal.aborted) {
@@ -513,12 +522,12 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.awaitingApiServer.delete(key);
         this.terminal.set(key, generation);
         result = "terminal";
-        log.error({ err: message }, "reconcile failed terminally; waiting for a spec change");
+        log.error({ err }, "reconcile failed terminally; waiting for a spec change");
       } else {
         this.retryLater(key, queue, policy);
         result = "error";
         log.warn(
-          { err: message, failures: queue.failureCount(key) },
+          { err, failures: queue.failureCount(key) },
           policy.kind === "apiServerUnavailable"
             ? "reconcile failed: the API server did not answer; will retry when it does"
             : "reconcile failed; will retry",
@@ -530,11 +539,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         message,
       );
     }
-    this.deps.metrics?.reconciles.inc({ kind: this.kind.kind, result });
-    this.deps.metrics?.reconcileDuration.observe(
-      { kind: this.kind.kind },
-      (performance.now() - started) / 1000,
-    );
+    this.deps.metrics?.reconciled(this.metricsName, result, (performance.now() - started) / 1000);
   }
 
   private async apply(obj: T, ctx: Context<T>): Promise<Action> {

@@ -120,7 +120,7 @@ export class EventRecorder {
     this.writes++;
     s.writing = this.client.create(eventKind, event as KubeObject).then(
       () => undefined,
-      (err: unknown) => this.log.warn({ err: String(err), reason: input.reason }, "could not record event"),
+      (err: unknown) => this.log.warn({ err, reason: input.reason }, "could not record event"),
     );
   }
 
@@ -143,7 +143,7 @@ export class EventRecorder {
       .then(() => this.client.patch(eventKind, s.namespace, s.name, patch, ContentType.MergePatch))
       .then(
         () => undefined,
-        (err: unknown) => this.log.warn({ err: String(err) }, "could not update event series"),
+        (err: unknown) => this.log.warn({ err }, "could not update event series"),
       );
   }
 

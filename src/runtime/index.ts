@@ -38,9 +38,24 @@ export {
 } from "./informer.ts";
 export * from "./kube.ts";
 export { LeaderElector, leaseKind, type LeaderElectionOptions, type LeaderCallbacks } from "./leader.ts";
-export { createLogger, silentLogger, type Logger } from "./log.ts";
+export {
+  createLogger,
+  currentReconcile,
+  inReconcile,
+  loggerOptions,
+  serializeError,
+  silentLogger,
+  type Logger,
+  type ReconcileLogContext,
+} from "./log.ts";
 export { Manager, managerOptionsFromConfig, terminationSignal, type ManagerOptions } from "./manager.ts";
-export { createMetrics, type Metrics, type PlatformClientMetrics, type ReconcileResult } from "./metrics.ts";
+export {
+  Metrics,
+  createMetrics,
+  type ReconcileResult,
+  type WorkQueueMetrics,
+  type WorkQueueSample,
+} from "./metrics.ts";
 export { startServer, type RunningServer, type ServerOptions } from "./server.ts";
 export { StatusWriter, jsonEqual, mergePatchFor, type StatusPatchOptions } from "./status.ts";
 export { metadataOnly, stripManagedFields, type CacheTransform } from "./transform.ts";

@@ -187,16 +187,33 @@ function dispatcherFor(tls: Exclude<DispatcherOptions, { type: "socks" }>): Disp
   }
 }
 
+/**
+ * How the client names itself to the API server. Without a field manager the server derives one
+ * from the User-Agent (its part before the first "/"), so an operator's writes in managedFields,
+ * in `kubectl diff` and in server-side apply conflicts would be credited to the HTTP library.
+ */
+export interface KubeClientIdentity {
+  /** The field manager of every create, update and patch, e.g. "neon-cloud-operator". */
+  fieldManager?: string;
+  /** e.g. "neon-cloud-operator/0.1.0 (node v24.21.0)". */
+  userAgent?: string;
+}
+
+/** The methods that write, and so take a field manager. */
+const writes = new Set<string>(["POST", "PUT", "PATCH"]);
+
 export class KubeClient {
   readonly kubeConfig: KubeConfig;
   /** Deadline of a single non-watch request. */
   readonly requestTimeoutMs: number;
   /** The connection pool of the current TLS material (see `authenticate`). */
   private pool: { fingerprint: string; dispatcher: Dispatcher | undefined } | undefined;
+  private readonly identity: KubeClientIdentity;
 
-  constructor(kubeConfig: KubeConfig, options: { requestTimeoutMs?: number } = {}) {
+  constructor(kubeConfig: KubeConfig, options: { requestTimeoutMs?: number } & KubeClientIdentity = {}) {
     this.kubeConfig = kubeConfig;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.identity = { fieldManager: options.fieldManager, userAgent: options.userAgent };
   }
 
   /**
@@ -258,6 +275,9 @@ export class KubeClient {
     const auth = await this.authenticate(url, method);
     const headers: Record<string, string> = { ...auth.headers, accept: "application/json" };
     if (options.body !== undefined) headers["content-type"] = options.contentType ?? ContentType.Json;
+    if (this.identity.userAgent) headers["user-agent"] = this.identity.userAgent;
+    if (this.identity.fieldManager && writes.has(method) && !url.searchParams.has("fieldManager"))
+      url.searchParams.set("fieldManager", this.identity.fieldManager);
     const timeout = AbortSignal.timeout(this.requestTimeoutMs);
     let response: Awaited<ReturnType<typeof fetch>>;
     let text: string;

@@ -123,7 +123,7 @@ export class LeaderElector {
       try {
         ok = await this.tryAcquireOrRenew();
       } catch (err) {
-        this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "lease update failed");
+        this.log.warn({ err }, "lease update failed");
       }
       if (signal.aborted) break;
       const now = Date.now();
@@ -238,7 +238,7 @@ export class LeaderElector {
       });
       this.log.info("released the lease");
     } catch (err) {
-      this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "could not release the lease");
+      this.log.warn({ err }, "could not release the lease");
     }
   }
 }

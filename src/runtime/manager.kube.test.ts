@@ -155,8 +155,8 @@ describe("manager: leader election, serving and shutdown on the real API server"
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     const text = await (await fetch(`${base}/metrics`)).text();
-    expect(text).toMatch(/neon_operator_reconciles_total\{kind="Widget",result="success"\} [1-9]/);
-    expect(text).toContain("neon_operator_workqueue_depth");
-    expect(text).toMatch(/neon_operator_leader 1/);
+    expect(text).toMatch(/controller_runtime_reconcile_total\{controller="widget",result="success"\} [1-9]/);
+    expect(text).toContain('workqueue_depth{name="widget",controller="widget",priority=""}');
+    expect(text).toContain('leader_election_master_status{name="runtime-test-operator"} 1');
   });
 });

@@ -129,6 +129,7 @@ export class Manager {
     }
     for (const c of this.controllers) c.startCaches();
     const election = this.options.leaderElection;
+    this.leaderStatus(0);
     if (!election) {
       this.beginActing();
       return;
@@ -152,7 +153,7 @@ export class Manager {
     const term = new AbortController();
     this.term = term;
     this.acting = true;
-    this.metrics.leader.set(1);
+    this.leaderStatus(1);
     this.options.onActingChange?.(true);
     this.transition = this.transition.then(async () => {
       // A new leader reconciles only from complete caches (unless it stops acting first).
@@ -163,12 +164,18 @@ export class Manager {
     });
   }
 
+  /** leader_election_master_status of the lease, as client-go reports it (only with an election). */
+  private leaderStatus(value: 0 | 1): void {
+    const lease = this.options.leaderElection?.name;
+    if (lease) this.metrics.leaderElectionStatus.set({ name: lease }, value);
+  }
+
   /** Stops reconciling; with deadline 0 running reconciles are aborted at once (leadership lost). */
   private endActing(deadlineMs: number): Promise<void> {
     this.term?.abort();
     if (this.acting) this.options.onActingChange?.(false);
     this.acting = false;
-    this.metrics.leader.set(0);
+    this.leaderStatus(0);
     this.transition = this.transition.then(async () => {
       await Promise.all(this.controllers.map((c) => c.stopWorkers(deadlineMs)));
     });

@@ -40,6 +40,12 @@ export interface WorkQueueHooks {
   depth?(depth: number): void;
   /** Time between a key becoming ready and a worker taking it. */
   waited?(ms: number): void;
+  /** A key became ready, or was requested again while being processed (client-go's adds). */
+  added?(): void;
+  /** A request for later (a backoff, a requeue after a time); client-go counts these as retries. */
+  retried?(): void;
+  /** Time between a worker taking a key and calling `done`. */
+  worked?(ms: number): void;
 }
 
 export interface WorkQueueOptions extends BackoffOptions {
@@ -61,6 +67,8 @@ export class WorkQueue<K = string> {
   /** Keys waiting for a time. */
   private readonly delayed = new Map<K, Request>();
   private readonly processing = new Set<K>();
+  /** When each key being processed was handed out (for work duration and stuck-work metrics). */
+  private readonly started = new Map<K, number>();
   /** Keys requested while processing: the follow-up, earliest time and highest priority. */
   private readonly dirty = new Map<K, Request>();
   private readonly failures = new Map<K, number>();
@@ -94,6 +102,7 @@ export class WorkQueue<K = string> {
 
   /** Requests processing of `key` after `ms`; an earlier pending request wins. */
   addAfter(key: K, ms: number, priority = normalPriority): void {
+    if (!this.shuttingDown) this.options.hooks?.retried?.();
     this.addAt(key, { due: this.now() + Math.max(0, ms), priority });
   }
 
@@ -117,6 +126,7 @@ export class WorkQueue<K = string> {
     if (this.shuttingDown) return;
     if (this.processing.has(key)) {
       const pending = this.dirty.get(key);
+      if (pending === undefined) this.options.hooks?.added?.();
       this.dirty.set(key, pending ? merge(pending, request) : request);
       return;
     }
@@ -159,9 +169,11 @@ export class WorkQueue<K = string> {
   }
 
   private makeReady(key: K, priority: number): void {
+    this.options.hooks?.added?.();
     const waiter = this.waiters.shift();
     if (waiter) {
       this.processing.add(key);
+      this.started.set(key, this.now());
       this.options.hooks?.waited?.(0);
       waiter(key);
       return;
@@ -204,6 +216,7 @@ export class WorkQueue<K = string> {
       this.ready.get(this.readyPriority.get(key)!)?.delete(key);
       this.readyPriority.delete(key);
       this.processing.add(key);
+      this.started.set(key, this.now());
       this.options.hooks?.depth?.(this.readyPriority.size);
       this.options.hooks?.waited?.(this.now() - readyAt);
       return Promise.resolve(key);
@@ -228,6 +241,9 @@ export class WorkQueue<K = string> {
   /** Marks `key` finished; a request that arrived meanwhile is queued now. */
   done(key: K): void {
     this.processing.delete(key);
+    const started = this.started.get(key);
+    this.started.delete(key);
+    if (started !== undefined) this.options.hooks?.worked?.(this.now() - started);
     const pending = this.dirty.get(key);
     this.dirty.delete(key);
     if (pending !== undefined && !this.shuttingDown) this.addAt(key, pending);
@@ -262,6 +278,18 @@ export class WorkQueue<K = string> {
 
   get isShuttingDown(): boolean {
     return this.shuttingDown;
+  }
+
+  /** Seconds of work in progress, summed and the longest (client-go's stuck-work gauges). */
+  unfinishedWork(): { unfinishedWorkSeconds: number; longestRunningProcessorSeconds: number } {
+    const now = this.now();
+    let sum = 0;
+    let longest = 0;
+    for (const since of this.started.values()) {
+      sum += now - since;
+      longest = Math.max(longest, now - since);
+    }
+    return { unfinishedWorkSeconds: sum / 1000, longestRunningProcessorSeconds: longest / 1000 };
   }
 }
 

@@ -8,7 +8,13 @@ import { PlatformAccess } from "../../src/controllers/credentials.ts";
 import type { KindControllerOptions } from "../../src/controllers/options.ts";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../tools/emulator/index.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
-import { EventRecorder, KubeClient, type Controller, type KubeObject } from "../../src/runtime/index.ts";
+import {
+  EventRecorder,
+  KubeClient,
+  loggerOptions,
+  type Controller,
+  type KubeObject,
+} from "../../src/runtime/index.ts";
 import { adminKubeConfig, createNamespace, kubectl } from "./kube.ts";
 
 export const credentialsSecret = "neon-api-key";
@@ -40,7 +46,9 @@ export class LogCapture {
         done();
       },
     });
-    this.logger = pino({ level: "debug" }, sink);
+    // The operator's options (reconcile fields, error shape) without the redaction safety net,
+    // so a test asserting that no key value is logged sees what the code itself wrote.
+    this.logger = pino({ ...loggerOptions("debug"), redact: undefined }, sink);
   }
   text(): string {
     return this.lines.join("\n");

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
-import { pino } from "pino";
 import { loadSeedFile, startEmulator } from "../../tools/emulator/index.ts";
 import { startOperator } from "../../src/operator.ts";
 import { loadConfig } from "../../src/config.ts";
+import { createLogger } from "../../src/runtime/index.ts";
 import { startControlPlane } from "./controlplane.ts";
 
 const exec = promisify(execFile);
@@ -108,7 +108,7 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
     ]);
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(controlPlane.kubeconfig);
-    const operator = await startOperator(config, pino({ level: "info" }, createWriteStream(logFile)), {
+    const operator = await startOperator(config, createLogger("info", createWriteStream(logFile)), {
       kubeConfig,
     });
     stops.push(() => operator.stop());
