@@ -347,8 +347,8 @@ const expectations: Expectation[] = [
   { kind: "ComputeEndpoint", phase: "ready", argo: "Healthy", kstatus: "Current" },
   { kind: "ComputeEndpoint", phase: "suspended", argo: "Suspended", kstatus: "Current" },
   { kind: "ComputeEndpoint", phase: "invalid spec", argo: "Degraded", kstatus: "Failed" },
-  { kind: "ComputeEndpoint", phase: "unknown project", argo: "Degraded" },
-  { kind: "ComputeEndpoint", phase: "unauthorized", argo: "Degraded" },
+  { kind: "ComputeEndpoint", phase: "unknown project", argo: "Degraded", kstatus: "Failed" },
+  { kind: "ComputeEndpoint", phase: "unauthorized", argo: "Degraded", kstatus: "Failed" },
   {
     kind: "ComputeEndpoint",
     phase: "spec changed, not yet observed",
@@ -358,8 +358,8 @@ const expectations: Expectation[] = [
   { kind: "ComputeEndpoint", phase: "deleting", argo: "Progressing", kstatus: "Terminating" },
   { kind: "ApiKey", phase: "no status yet", argo: "Progressing" },
   { kind: "ApiKey", phase: "ready", argo: "Healthy", kstatus: "Current" },
-  { kind: "ApiKey", phase: "invalid spec", argo: "Degraded" },
-  { kind: "ApiKey", phase: "unauthorized", argo: "Degraded" },
+  { kind: "ApiKey", phase: "invalid spec", argo: "Degraded", kstatus: "Failed" },
+  { kind: "ApiKey", phase: "unauthorized", argo: "Degraded", kstatus: "Failed" },
   { kind: "ApiKey", phase: "spec changed, not yet observed", argo: "Progressing", kstatus: "InProgress" },
   { kind: "ApiKey", phase: "deleting", argo: "Progressing", kstatus: "Terminating" },
 ];

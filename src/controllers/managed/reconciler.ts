@@ -220,7 +220,9 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
       const ms = (err as { retryAfterMs?: unknown }).retryAfterMs;
       return Action.requeueAfter(typeof ms === "number" ? ms : 1_000);
     }
-    const stalled = isStalled(err);
+    // A refused key needs a person, as a spec the platform refuses does: Stalled (kstatus: Failed),
+    // while the resources still retry now and then and at once when the Secret changes.
+    const stalled = isStalled(err) || err instanceof UnauthorizedError || err instanceof CredentialsRejected;
     const recorded = err instanceof Problem ? ((err.status ?? {}) as Partial<S>) : {};
     try {
       await writer.write(recorded, {
