@@ -76,7 +76,7 @@ export class World {
   readonly operations = new Map<string, OperationRecord>();
   /** Operations of each project, oldest first. */
   readonly operationsByProject = new Map<string, OperationRecord[]>();
-  /** Unsettled operations per lock (project or branch) that block new mutations (all but check_availability). */
+  /** What unsettled operations hold against new mutations, by project (or branch, in that scope). */
   private readonly locks: OperationLocks;
 
   get lockScope(): LockScope {
@@ -555,6 +555,8 @@ export class World {
       world.scheduleAutosuspend(endpoint);
     }
     for (const op of state.operations) {
+      // Written when `failed` was final: it has no retry coming, so it is what `error` is now.
+      if (op.status === "failed" && op.retryAt === undefined) op.status = "error";
       world.operations.set(op.id, op);
       world.operationsByProject.get(op.projectId)?.push(op);
       world.lastMicros = Math.max(world.lastMicros, op.createdMicros);
