@@ -30,7 +30,8 @@ Options:
                                 the answer to a DELETE of an endpoint that does not exist
                                 or is already deleted (default 204, no body, as documented)
   --drop-deprecated-fields      leave out response fields the OpenAPI document marks
-                                deprecated (pooler_enabled, pooler_mode, cpu_used_sec, login)
+                                deprecated (pooler_enabled, pooler_mode, cpu_used_sec,
+                                primary, login)
   --no-rate-limits              turn off the platform's rate limits (700/min, 40/s per route)
   -h, --help                    show this help
 `;

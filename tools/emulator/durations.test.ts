@@ -48,7 +48,7 @@ describe("operation durations", () => {
     expect(other.status).toBe(201);
     const res = await h.admin("GET", "/operations/durations");
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ random_seed: 1, jitter: 0.25 });
+    expect(res.body).toMatchObject({ random_seed: 1, jitter: 0.25, lock_scope: "project" });
     const demo = res.body.projects["demo-project"];
     expect(demo.runs).toBe(8);
     expect(demo.drawn_ms).toBe(lengths.reduce((a, b) => a + b, 0));

@@ -63,7 +63,7 @@ export interface EmulatorOptions {
   missingEndpointDelete?: 204 | 404;
   /**
    * Leave out response fields the OpenAPI document marks deprecated (`pooler_enabled`,
-   * `pooler_mode`, `cpu_used_sec`, `login`), as the platform may once their sunset passes
+   * `pooler_mode`, `cpu_used_sec`, `primary`, `login`), as the platform may once their sunset passes
    * (default false: the document still lists them as required).
    */
   dropDeprecatedFields?: boolean;

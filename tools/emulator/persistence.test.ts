@@ -1,5 +1,5 @@
 // The state file: a restarted emulator keeps its world.
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -122,6 +122,58 @@ describe("state file", () => {
       const [, [, orgKey]] = keys as [unknown, [string, string]];
       const projects = (await call(`${second.url}/projects`, orgKey)).body.projects;
       expect(projects.map((p: { name: string }) => p.name)).toEqual(["org-owned"]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("a state file written before accounts and retries loads: one user owns everything, a failed operation is final", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
+    dirs.push(dir);
+    const stateFile = join(dir, "world.json");
+    const options = {
+      stateFile,
+      rateLimits: false as const,
+      seed: { projects: [{ id: "old", name: "old" }] },
+    };
+    const first = await startEmulator(options);
+    const [seeded] = (await call(`${first.url}/projects/old/endpoints`, first.bootstrapKey)).body.endpoints;
+    await first.close();
+    // Rewrite it as the emulator wrote it before: one `user`, no account ids, a final `failed`.
+    const saved = JSON.parse(await readFile(stateFile, "utf8"));
+    const user = { id: saved.world.accounts[0].id, name: "Old User", image: "" };
+    delete saved.bootstrap_keys;
+    delete saved.world.accounts;
+    saved.world.user = user;
+    for (const key of saved.world.apiKeys) delete key.accountId;
+    for (const project of saved.world.projects) delete project.ownerId;
+    saved.world.operations.push({
+      id: "0b6f3c1e-8a41-4f7e-9d3c-2f1e5a7b9c0d",
+      projectId: "old",
+      endpointId: seeded.id,
+      action: "start_compute",
+      status: "failed",
+      failuresCount: 1,
+      error: "start_compute failed",
+      createdMicros: saved.world.savedAt * 1000,
+      updatedAt: saved.world.savedAt,
+    });
+    await writeFile(stateFile, JSON.stringify(saved), { mode: 0o600 });
+
+    const second = await startEmulator(options);
+    try {
+      expect((await call(`${second.url}/auth`, second.bootstrapKey)).body.account_id).toBe(user.id);
+      const op = await call(
+        `${second.url}/projects/old/operations/0b6f3c1e-8a41-4f7e-9d3c-2f1e5a7b9c0d`,
+        second.bootstrapKey,
+      );
+      expect(op.body.operation.status).toBe("error");
+      const started = await call(
+        `${second.url}/projects/old/endpoints/${seeded.id}/start`,
+        second.bootstrapKey,
+        "POST",
+      );
+      expect(started.status).toBe(200); // nothing holds the project
     } finally {
       await second.close();
     }

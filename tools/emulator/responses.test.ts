@@ -56,16 +56,17 @@ describe("deprecated response fields", () => {
       ["GET", "/projects/{project_id}/endpoints", await h.api("GET", `${P}/endpoints`)],
       ["GET", one, await h.api("GET", `${P}/endpoints/${created.body.endpoint.id}`)],
       ["GET", "/projects", await h.api("GET", "/projects")],
+      ["GET", "/projects/{project_id}/branches", await h.api("GET", `${P}/branches`)],
     ] as const;
     const serialized = JSON.stringify(responses.map(([, , res]) => res.body));
-    for (const field of ["pooler_enabled", "pooler_mode", "cpu_used_sec"])
+    for (const field of ["pooler_enabled", "pooler_mode", "cpu_used_sec", '"primary"'])
       expect(serialized).not.toContain(field);
     for (const [method, path, res] of responses) {
       expect(responseErrors(method, path, res.status, res.body, { deprecatedMayBeMissing: true })).toEqual(
         [],
       );
       expect(responseErrors(method, path, res.status, res.body).join("\n")).toMatch(
-        /pooler_enabled|cpu_used_sec/,
+        /pooler_enabled|cpu_used_sec|primary/,
       );
     }
   });

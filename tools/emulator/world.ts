@@ -19,7 +19,8 @@ import type {
 import { settledStatuses } from "./model.ts";
 import { deleteBranch } from "./branches.ts";
 import { OperationDurations, type DurationSettings } from "./durations.ts";
-import { PlatformError, projectLocked } from "./errors.ts";
+import { PlatformError } from "./errors.ts";
+import { OperationLocks, type LockScope } from "./locks.ts";
 import { Timeline, type WorldEvent } from "./timeline.ts";
 
 export interface WorldOptions extends DurationSettings {
@@ -47,7 +48,7 @@ export interface WorldOptions extends DurationSettings {
   lockScope?: LockScope;
 }
 
-export type LockScope = "branch" | "project";
+export type { LockScope };
 
 /** One operation of a request, in the order they run. */
 export interface OperationSpec {
@@ -75,9 +76,12 @@ export class World {
   readonly operations = new Map<string, OperationRecord>();
   /** Operations of each project, oldest first. */
   readonly operationsByProject = new Map<string, OperationRecord[]>();
-  /** Unsettled operations per lock (project or branch) that block new mutations (all but check_availability). */
-  private readonly conflicting = new Map<string, number>();
-  readonly lockScope: LockScope;
+  /** What unsettled operations hold against new mutations, by project (or branch, in that scope). */
+  private readonly locks: OperationLocks;
+
+  get lockScope(): LockScope {
+    return this.locks.scope;
+  }
   /** When each active endpoint suspends, and when its one pending timeline event fires (never later). */
   private readonly autosuspendAt = new Map<string, number>();
   private readonly autosuspendEventAt = new Map<string, number>();
@@ -102,7 +106,7 @@ export class World {
     this.maxOperations = options.maxOperationsPerProject ?? 2000;
     this.operationFault = options.operationFault ?? (() => undefined);
     this.operationsListLagMs = options.operationsListLagMs ?? 0;
-    this.lockScope = options.lockScope ?? "project";
+    this.locks = new OperationLocks(options.lockScope ?? "project");
   }
 
   /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */
@@ -211,30 +215,9 @@ export class World {
 
   // --- operations ----------------------------------------------------------
 
-  /**
-   * 423 while an unfinished operation conflicts with a mutation of these branches: one of the
-   * same branch, or of the project at all when the lock scope is `project`. An operation of no
-   * branch locks the whole project either way.
-   */
+  /** 423 while an unsettled operation holds a lock this mutation of these branches needs. */
   assertUnlocked(projectId: string, branchIds: readonly string[]): void {
-    const locks =
-      this.lockScope === "project" ? [projectId] : [projectId, ...branchIds.map((b) => `${projectId}/${b}`)];
-    if (locks.some((lock) => (this.conflicting.get(lock) ?? 0) > 0)) throw projectLocked();
-  }
-
-  /** The lock an operation holds while it runs. */
-  private lockOf(op: Pick<OperationRecord, "projectId" | "branchId">): string {
-    return this.lockScope === "project" || op.branchId === undefined
-      ? op.projectId
-      : `${op.projectId}/${op.branchId}`;
-  }
-
-  private hold(op: OperationRecord, delta: 1 | -1): void {
-    if (op.action === "check_availability") return;
-    const lock = this.lockOf(op);
-    const count = (this.conflicting.get(lock) ?? 0) + delta;
-    if (count > 0) this.conflicting.set(lock, count);
-    else this.conflicting.delete(lock);
+    this.locks.assertUnlocked(projectId, branchIds);
   }
 
   /**
@@ -282,7 +265,7 @@ export class World {
     this.operations.set(op.id, op);
     this.operationsByProject.get(projectId)?.push(op);
     this.operationsCreated++;
-    this.hold(op, 1);
+    this.locks.hold(op, 1);
     return op;
   }
 
@@ -317,7 +300,7 @@ export class World {
   private settle(op: OperationRecord, status: OperationRecord["status"], at: number): void {
     op.status = status;
     op.updatedAt = at;
-    this.hold(op, -1);
+    this.locks.hold(op, -1);
   }
 
   /** The end of a running phase: a success, a failure the platform will retry, or a final error. */
@@ -572,10 +555,12 @@ export class World {
       world.scheduleAutosuspend(endpoint);
     }
     for (const op of state.operations) {
+      // Written when `failed` was final: it has no retry coming, so it is what `error` is now.
+      if (op.status === "failed" && op.retryAt === undefined) op.status = "error";
       world.operations.set(op.id, op);
       world.operationsByProject.get(op.projectId)?.push(op);
       world.lastMicros = Math.max(world.lastMicros, op.createdMicros);
-      if (!settledStatuses.has(op.status)) world.hold(op, 1);
+      if (!settledStatuses.has(op.status)) world.locks.hold(op, 1);
       const dueAt = op.status === "failed" ? op.retryAt : op.doneAt;
       if (
         (op.status === "running" || op.status === "cancelling" || op.status === "failed") &&
