@@ -396,7 +396,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     const { projectId } = spec;
     if (endpoint.currentState === "init") {
       // Nothing of ours is running (step 1 waited), so its start failed or was lost: start it again.
-      const result = await client.startEndpoint(projectId, endpoint.id);
+      const result = await client.startEndpoint(projectId, endpoint.id, { ticket: objectKey(obj) });
       ctx.events.normal("Starting", "Start", "the endpoint never started; starting it");
       return { result, reason: "Starting", message: "starting the endpoint" };
     }
@@ -425,7 +425,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
     }
     const restartedAt = obj.metadata.annotations?.[restartedAtAnnotation];
     if (restartedAt !== undefined && restartedAt !== obj.status?.restartedAt) {
-      const result = await client.restartEndpoint(projectId, endpoint.id);
+      const result = await client.restartEndpoint(projectId, endpoint.id, { ticket: objectKey(obj) });
       ctx.events.normal(
         "Restarting",
         "Restart",
@@ -434,7 +434,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
       return { result, reason: "Restarting", message: "restarting the endpoint", status: { restartedAt } };
     }
     if (spec.suspended === true && endpoint.currentState !== "idle") {
-      const result = await client.suspendEndpoint(projectId, endpoint.id);
+      const result = await client.suspendEndpoint(projectId, endpoint.id, { ticket: objectKey(obj) });
       ctx.events.normal("Suspending", "Suspend", "spec.suspended is true");
       return {
         result,
@@ -444,7 +444,7 @@ class ComputeEndpointReconciler implements Reconciler<ComputeEndpointObject> {
       };
     }
     if (spec.suspended === false && obj.status?.suspended === true && endpoint.currentState === "idle") {
-      const result = await client.startEndpoint(projectId, endpoint.id);
+      const result = await client.startEndpoint(projectId, endpoint.id, { ticket: objectKey(obj) });
       ctx.events.normal("Starting", "Start", "spec.suspended changed to false");
       return { result, reason: "Starting", message: "starting the endpoint", status: { suspended: false } };
     }

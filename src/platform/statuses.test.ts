@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PlatformClient } from "./client.ts";
+import type { PlatformClient } from "./client.ts";
 import { isFailed, isRetrying, isSettled, summarizeOperations } from "./operations.ts";
 import type { Operation } from "./schemas.ts";
 import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";

@@ -137,7 +137,9 @@ describe("ComputeEndpoint recovery", () => {
   });
 
   it("a failed platform operation is reported with its failure count, then retried", async () => {
-    h.emulator.faults.set({ operations: [{ action: "start_compute", times: 1 }] });
+    h.emulator.faults.set({
+      operations: [{ action: "start_compute", times: 1, failures: 1, then: "error", retry_delay_ms: 50 }],
+    });
     await h.apply(endpoint("unlucky", { branchId: "br-feature", type: "read_only" }));
     // The retry follows within milliseconds, so the Warning event is the durable record.
     const warning = await eventually(
