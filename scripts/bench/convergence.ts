@@ -14,6 +14,11 @@ export interface ConvergenceOptions {
   endpoints: number;
   projects: number;
   operationMs: number;
+  /** Each operation lasts operationMs × (1 ± jitter), drawn by the emulator from `randomSeed`. */
+  jitter: number;
+  randomSeed: number;
+  /** What a running operation locks: the project (the platform's rule) or its branch (optimistic). */
+  lockScope: "project" | "branch";
   /** Operator flags for the polling strategy. */
   flags: string[];
   timeoutMs: number;
@@ -31,8 +36,16 @@ export interface ConvergenceResult {
   allReadyMs: number | undefined;
   elapsedMs: number;
   applyMs: number;
+  lockScope: "project" | "branch";
+  /** The larger of the two floors below. */
   floorMs: number;
+  /** One request per endpoint at 700 per minute, plus one operation. */
+  rateFloorMs: number;
+  /** The busiest project's operations one after another: the sum of the durations the emulator drew for them. */
+  serialFloorMs: number;
   platformRequests: number;
+  /** 423s received (a 423 costs a request like any other). */
+  locked: number;
   byRoute: Record<string, Record<string, number>>;
   rateLimited: number;
   statusWrites: number;
@@ -57,6 +70,16 @@ function mean(metrics: string, name: string, filter: string): number | undefined
   return count === 0 ? undefined : (counterTotal(metrics, `${name}_sum`, filter) / count) * 1000;
 }
 
+/**
+ * The emulator's own record of the operation durations it drew: the busiest project's sum is how
+ * long its operations take one after another, whatever the client does.
+ */
+async function busiestProjectMs(adminUrl: string): Promise<number> {
+  const response = await fetch(`${adminUrl}/operations/durations`);
+  const body = (await response.json()) as { projects: Record<string, { drawn_ms: number }> };
+  return Math.max(0, ...Object.values(body.projects).map((p) => p.drawn_ms));
+}
+
 export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<ConvergenceResult> {
   const namespace = `bench-${o.label}`;
   const all = placements(o.endpoints, o.projects, o.label);
@@ -64,6 +87,9 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
   const emulator = await startEmulator({
     seed: seedFor(all, projectIds),
     operationDurationMs: o.operationMs,
+    operationDurationJitter: o.jitter,
+    randomSeed: o.randomSeed,
+    lockScope: o.lockScope,
     requestLogSize: 0,
   });
   const { watch, operator } = await operatorInNamespace(lab, {
@@ -90,6 +116,8 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
     );
     const elapsedMs = Date.now() - started;
     const counters = emulator.requestLog.counters();
+    const serialFloorMs = await busiestProjectMs(emulator.adminUrl);
+    const rateFloorMs = (o.endpoints / 700) * 60_000 + o.operationMs;
     const after = operator.sample();
     const metrics = await operator.metrics();
     const tracked = [...watch.tracked.values()];
@@ -104,8 +132,12 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
       allReadyMs: timedOut ? undefined : Math.max(...readyTimes) - started,
       elapsedMs,
       applyMs,
-      floorMs: (o.endpoints / 700) * 60_000 + o.operationMs,
+      lockScope: o.lockScope,
+      floorMs: Math.max(rateFloorMs, serialFloorMs),
+      rateFloorMs,
+      serialFloorMs,
       platformRequests: counters.total,
+      locked: sum(Object.values(counters.by_route).map((s) => s["423"] ?? 0)),
       byRoute: counters.by_route,
       rateLimited: sum(Object.values(counters.by_route).map((s) => s["429"] ?? 0)),
       statusWrites: sum(tracked.map((t) => t.statusWrites)),
