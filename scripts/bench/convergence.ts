@@ -14,6 +14,11 @@ export interface ConvergenceOptions {
   endpoints: number;
   projects: number;
   operationMs: number;
+  /** Each operation lasts operationMs × (1 ± jitter), drawn by the emulator from `randomSeed`. */
+  jitter: number;
+  randomSeed: number;
+  /** What a running operation locks: the project (the platform's rule) or its branch (optimistic). */
+  lockScope: "project" | "branch";
   /** Operator flags for the polling strategy. */
   flags: string[];
   timeoutMs: number;
@@ -31,8 +36,16 @@ export interface ConvergenceResult {
   allReadyMs: number | undefined;
   elapsedMs: number;
   applyMs: number;
+  lockScope: "project" | "branch";
+  /** The larger of the two floors below. */
   floorMs: number;
+  /** One request per endpoint at 700 per minute, plus one operation. */
+  rateFloorMs: number;
+  /** The busiest project's operations one after another: the sum of the durations the emulator drew for them. */
+  serialFloorMs: number;
   platformRequests: number;
+  /** 423s received (a 423 costs a request like any other). */
+  locked: number;
   byRoute: Record<string, Record<string, number>>;
   rateLimited: number;
   statusWrites: number;
@@ -49,12 +62,24 @@ export interface ConvergenceResult {
   rssAtStartBytes: number;
 }
 
-const cep = 'kind="ComputeEndpoint"';
+const cep = 'controller="computeendpoint"';
+// client-go's workqueue families name the queue, not the controller.
+const queue = 'name="computeendpoint"';
 
 /** Mean of a histogram in milliseconds. */
 function mean(metrics: string, name: string, filter: string): number | undefined {
   const count = counterTotal(metrics, `${name}_count`, filter);
   return count === 0 ? undefined : (counterTotal(metrics, `${name}_sum`, filter) / count) * 1000;
+}
+
+/**
+ * The emulator's own record of the operation durations it drew: the busiest project's sum is how
+ * long its operations take one after another, whatever the client does.
+ */
+async function busiestProjectMs(adminUrl: string): Promise<number> {
+  const response = await fetch(`${adminUrl}/operations/durations`);
+  const body = (await response.json()) as { projects: Record<string, { drawn_ms: number }> };
+  return Math.max(0, ...Object.values(body.projects).map((p) => p.drawn_ms));
 }
 
 export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<ConvergenceResult> {
@@ -64,6 +89,9 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
   const emulator = await startEmulator({
     seed: seedFor(all, projectIds),
     operationDurationMs: o.operationMs,
+    operationDurationJitter: o.jitter,
+    randomSeed: o.randomSeed,
+    lockScope: o.lockScope,
     requestLogSize: 0,
   });
   const { watch, operator } = await operatorInNamespace(lab, {
@@ -90,6 +118,8 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
     );
     const elapsedMs = Date.now() - started;
     const counters = emulator.requestLog.counters();
+    const serialFloorMs = await busiestProjectMs(emulator.adminUrl);
+    const rateFloorMs = (o.endpoints / 700) * 60_000 + o.operationMs;
     const after = operator.sample();
     const metrics = await operator.metrics();
     const tracked = [...watch.tracked.values()];
@@ -104,8 +134,12 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
       allReadyMs: timedOut ? undefined : Math.max(...readyTimes) - started,
       elapsedMs,
       applyMs,
-      floorMs: (o.endpoints / 700) * 60_000 + o.operationMs,
+      lockScope: o.lockScope,
+      floorMs: Math.max(rateFloorMs, serialFloorMs),
+      rateFloorMs,
+      serialFloorMs,
       platformRequests: counters.total,
+      locked: sum(Object.values(counters.by_route).map((s) => s["423"] ?? 0)),
       byRoute: counters.by_route,
       rateLimited: sum(Object.values(counters.by_route).map((s) => s["429"] ?? 0)),
       statusWrites: sum(tracked.map((t) => t.statusWrites)),
@@ -113,11 +147,11 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
       latencyP99Ms: percentile(latencies, 99),
       cpuSeconds: (after?.cpuSeconds ?? 0) - (before?.cpuSeconds ?? 0),
       peakRssBytes: after?.peakRssBytes ?? 0,
-      reconciles: counterTotal(metrics, "neon_operator_reconciles_total", cep),
-      reconcileResults: counterByLabel(metrics, "neon_operator_reconciles_total", "result", cep),
-      meanQueueWaitMs: mean(metrics, "neon_operator_workqueue_wait_seconds", cep),
-      meanReconcileMs: mean(metrics, "neon_operator_reconcile_duration_seconds", cep),
-      budgetWaitSeconds: counterTotal(metrics, "neon_platform_budget_wait_seconds_sum"),
+      reconciles: counterTotal(metrics, "controller_runtime_reconcile_total", cep),
+      reconcileResults: counterByLabel(metrics, "controller_runtime_reconcile_total", "result", cep),
+      meanQueueWaitMs: mean(metrics, "workqueue_queue_duration_seconds", queue),
+      meanReconcileMs: mean(metrics, "controller_runtime_reconcile_time_seconds", cep),
+      budgetWaitSeconds: counterTotal(metrics, "neon_cloud_operator_platform_budget_wait_seconds_sum"),
       rssAtStartBytes: before?.rssBytes ?? 0,
     };
   } finally {

@@ -18,7 +18,10 @@ const usage = `Usage: node scripts/bench/main.ts [--quick] [options]
   --projects N            projects they are spread over (full: 20)
   --idle N                idle ComputeEndpoints for the steady state (full: 10000)
   --idle-projects N       projects of the idle endpoints (full: 20)
-  --operation-ms N        how long each platform operation runs (default 2000)
+  --operation-ms N        how long each platform operation runs on average (default 2000)
+  --jitter F              each operation lasts operation-ms × (1 ± F), drawn at random (default 0.25)
+  --seed N                seed of the emulator's draws, so a run repeats (default 2026)
+  --no-branch-scope       skip the run with the emulator's optimistic branch-scoped lock
   --resync S              resync used for the steady-state measurement, seconds (full: 60)
   --window S              steady-state measuring window, seconds (full: 120)
   --run-timeout S         cap of each convergence run, seconds (default: 5x the larger bound + 60)
@@ -38,6 +41,10 @@ const { values } = parseArgs({
     idle: { type: "string" },
     "idle-projects": { type: "string" },
     "operation-ms": { type: "string", default: "2000" },
+    jitter: { type: "string", default: "0.25" },
+    seed: { type: "string", default: "2026" },
+    "branch-scope": { type: "boolean", default: true },
+    "no-branch-scope": { type: "boolean", default: false },
     resync: { type: "string" },
     window: { type: "string" },
     "run-timeout": { type: "string" },
@@ -72,14 +79,21 @@ const projects = number(values.projects, quick ? 10 : 20, "projects");
 const idle = number(values.idle, quick ? 500 : 10_000, "idle");
 const idleProjects = number(values["idle-projects"], quick ? 10 : 20, "idle-projects");
 const operationMs = number(values["operation-ms"], 2000, "operation-ms");
+const jitter = Number(values.jitter);
+if (!(jitter >= 0 && jitter < 1)) {
+  process.stderr.write(`bench: --jitter must be at least 0 and below 1\n\n${usage}`);
+  process.exit(2);
+}
+const randomSeed = number(values.seed, 2026, "seed");
 const resyncMs = number(values.resync, quick ? 20 : 60, "resync") * 1000;
 const windowMs = number(values.window, quick ? 40 : 120, "window") * 1000;
 const floorMs = (endpoints / 700) * 60_000 + operationMs;
-const lockMs = Math.ceil(endpoints / projects) * operationMs;
+const lockMs = Math.ceil(endpoints / projects) * operationMs * (1 + jitter);
 const runTimeoutMs =
   number(values["run-timeout"], (5 * Math.max(floorMs, lockMs) + 60_000) / 1000, "run-timeout") * 1000;
 const runConvergenceRuns = values.convergence && !values["no-convergence"];
 const sideBySide = runConvergenceRuns && values["side-by-side"] && !values["no-side-by-side"];
+const branchScope = runConvergenceRuns && values["branch-scope"] && !values["no-branch-scope"];
 const steady = values.steady && !values["no-steady"];
 const argv = process.argv.slice(2).join(" ");
 
@@ -100,13 +114,22 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 let failed = false;
 try {
   const convergence: ConvergenceResult[] = [];
-  const runs: { label: string; flags: string[] }[] = runConvergenceRuns
-    ? [{ label: "batched", flags: [] }]
-    : [];
+  type Run = { label: string; flags: string[]; lockScope: "project" | "branch" };
+  // The platform's lock is project-wide: that run comes first and carries the targets.
+  const runs: Run[] = runConvergenceRuns ? [{ label: "batched", flags: [], lockScope: "project" }] : [];
+  if (branchScope) runs.push({ label: "branch-scope", flags: [], lockScope: "branch" });
   if (sideBySide) {
     runs.push(
-      { label: "perop-100ms", flags: ["--operation-polling=per-operation", "--poll-interval=100ms"] },
-      { label: "perop-1s", flags: ["--operation-polling=per-operation", "--poll-interval=1s"] },
+      {
+        label: "perop-100ms",
+        flags: ["--operation-polling=per-operation", "--poll-interval=100ms"],
+        lockScope: "project",
+      },
+      {
+        label: "perop-1s",
+        flags: ["--operation-polling=per-operation", "--poll-interval=1s"],
+        lockScope: "project",
+      },
     );
   }
   for (const run of runs) {
@@ -117,6 +140,8 @@ try {
         endpoints,
         projects,
         operationMs,
+        jitter,
+        randomSeed,
         timeoutMs: runTimeoutMs,
         workDir,
         say,
@@ -153,6 +178,8 @@ try {
     durationMs: Date.now() - startedAt.getTime(),
     kubernetesVersion: lab.controlPlane.version,
     operationMs,
+    jitter,
+    randomSeed,
     revision,
     operatorNodeFlags: lab.operator.nodeFlags,
     convergence,

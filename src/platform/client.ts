@@ -113,8 +113,13 @@ export class PlatformClient implements OperationsSource {
     if (options.mutationGate !== false) {
       this.gate = new MutationGate({
         ...options.mutationGate,
-        // Usual duration plus one usual deviation: most end by then, and the rest cost one 423.
-        expected: (ops) => this.durations.expected(ops, 1),
+        // Usual duration plus one usual deviation (at least 15%, while few have been seen): most
+        // end by then, and the rest cost one 423.
+        expected: (ops) => {
+          const usual = this.durations.expected(ops);
+          const late = this.durations.expected(ops, 1);
+          return usual === undefined || late === undefined ? undefined : Math.max(late, usual * 1.15);
+        },
         typical: (ops) => this.durations.expected(ops),
       });
     }

@@ -77,6 +77,8 @@ export class LockedError extends PlatformError {
  */
 export class ProjectBusyError extends PlatformError {
   override readonly retryable = true;
+  /** Not a failure: the runtime retries after `retryAfterMs` without a Warning event. */
+  readonly waiting = true;
   /** The project whose operations are running. */
   readonly projectId: string;
   constructor(message: string, details: PlatformErrorDetails & { projectId: string }) {

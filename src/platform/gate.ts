@@ -27,7 +27,7 @@ export interface MutationGateOptions {
   typical: (operations: readonly Operation[]) => number | undefined;
   /** Assumed duration of operations never seen to finish (the next mutation probes). Default 1 s. */
   unknownDurationMs?: number;
-  /** After a 423, the project's next try comes this much later (doubling while 423s go on). Default 400 ms. */
+  /** After a 423, the project's next try comes this much later (doubling after the third in a row). Default 250 ms. */
   lockedProbeMs?: number;
   /** Longest wait for a turn inside a call with a ticket; beyond it ProjectBusyError is thrown. Default 500 ms. */
   maxInlineWaitMs?: number;
@@ -71,7 +71,7 @@ export class MutationGate {
   constructor(options: MutationGateOptions) {
     this.options = options;
     this.unknownMs = options.unknownDurationMs ?? 1_000;
-    this.probeMs = options.lockedProbeMs ?? 400;
+    this.probeMs = options.lockedProbeMs ?? 250;
     this.maxInlineMs = options.maxInlineWaitMs ?? 500;
     this.now = options.now ?? (() => Date.now());
   }
@@ -131,7 +131,9 @@ export class MutationGate {
           if (!(err instanceof LockedError)) throw err;
           // Something still runs there: try a little later, without counting a failure.
           locked = err;
-          const probeMs = Math.min(this.probeMs * 2 ** p.lockedInARow, maxProbeMs);
+          // A few short steps (an operation a little slower than usual), then doubling (another
+          // actor's long change).
+          const probeMs = Math.min(this.probeMs * 2 ** Math.max(0, p.lockedInARow - 2), maxProbeMs);
           p.lockedInARow++;
           p.busyUntil = Math.max(p.busyUntil, this.now() + probeMs);
           // A script sees the 423 as before (with the time to retry); a controller's resource waits.
@@ -221,9 +223,10 @@ export class MutationGate {
     }
     const retryAfterMs = Math.max(waitMs, 0) + ahead * p.turnMs + 10;
     p.waiting.set(ticket, now + retryAfterMs);
-    const seconds = (retryAfterMs / 1000).toFixed(1);
+    // The message is what a resource's status shows: it stays the same while the wait goes on, so
+    // waiting costs no status writes.
     return new ProjectBusyError(
-      `project ${projectId} has operations running; this change waits for its turn (in about ${seconds} s, ${ahead} ahead)`,
+      `project ${projectId} has operations running; this change waits for them to end`,
       {
         projectId,
         route: "gate",

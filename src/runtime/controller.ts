@@ -518,11 +518,18 @@ export class Controller<T extends KubeObject = KubeObject> {
       }
       const policy = classifyError(err);
       const message = errorMessage(err);
+      const waiting = (err as { waiting?: unknown }).waiting === true && policy.kind === "retryAfter";
       if (policy.kind === "terminal") {
         this.awaitingApiServer.delete(key);
         this.terminal.set(key, generation);
         result = "terminal";
         log.error({ err }, "reconcile failed terminally; waiting for a spec change");
+      } else if (waiting) {
+        // Waiting for something that ends by itself (the project's running operations): no
+        // failure, no Warning event; the reconciler's status says what it waits for.
+        queue.addAfter(key, policy.ms);
+        result = "requeue";
+        log.debug({ reason: message, retryInMs: Math.round(policy.ms) }, "reconcile waits");
       } else {
         this.retryLater(key, queue, policy);
         result = "error";
@@ -533,11 +540,13 @@ export class Controller<T extends KubeObject = KubeObject> {
             : "reconcile failed; will retry",
         );
       }
-      ctx.events.warning(
-        policy.kind === "terminal" ? "ReconcileFailed" : "ReconcileError",
-        "Reconcile",
-        message,
-      );
+      if (!waiting) {
+        ctx.events.warning(
+          policy.kind === "terminal" ? "ReconcileFailed" : "ReconcileError",
+          "Reconcile",
+          message,
+        );
+      }
     }
     this.deps.metrics?.reconciled(this.metricsName, result, (performance.now() - started) / 1000);
   }

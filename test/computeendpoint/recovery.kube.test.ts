@@ -144,9 +144,8 @@ describe("ComputeEndpoint recovery", () => {
   });
 
   it("a failed platform operation is reported with its failure count, then retried", async () => {
-    // One failed run that the platform makes final (`error`): the change failed, and is retried.
     h.emulator.faults.set({
-      operations: [{ action: "start_compute", times: 1, failures: 1, then: "error" }],
+      operations: [{ action: "start_compute", times: 1, failures: 1, then: "error", retry_delay_ms: 50 }],
     });
     await h.apply(endpoint("unlucky", { branchId: "br-feature", type: "read_only" }));
     // The retry follows within milliseconds, so the Warning event is the durable record.
