@@ -218,9 +218,9 @@ describe("lifecycle phases, captured live", () => {
       (o) => observed(o) && condition(o, "Reconciling")?.status === "True",
     );
 
-    // The platform refuses the spec, once per kind.
+    // The platform refuses the spec (400), once per kind.
     emulator.faults.set({
-      requests: [{ method: "POST", route: "/projects/:project_id/endpoints", status: 422, times: 1 }],
+      requests: [{ method: "POST", route: "/projects/:project_id/endpoints", status: 400, times: 1 }],
     });
     await apply("ComputeEndpoint", "invalid", {
       projectId: "proj-alpha",
@@ -228,7 +228,7 @@ describe("lifecycle phases, captured live", () => {
       type: "read_only",
     });
     await capture("ComputeEndpoint", "invalid spec", "invalid", readyIs("False", "InvalidSpec"));
-    emulator.faults.set({ requests: [{ method: "POST", route: "/api_keys", status: 422, times: 1 }] });
+    emulator.faults.set({ requests: [{ method: "POST", route: "/api_keys", status: 400, times: 1 }] });
     await apply("ApiKey", "invalid", {});
     await capture("ApiKey", "invalid spec", "invalid", readyIs("False", "InvalidSpec"));
     emulator.faults.clear();
