@@ -143,9 +143,20 @@ beforeAll(async () => {
   tool = await buildGitopsTool();
   emulator = await startEmulator({
     rateLimits: false,
-    // Creating lasts long enough to be seen; a config change runs until the test ends.
+    // Creating lasts long enough to be seen; a config change runs until the test ends. The
+    // platform's lock is project-wide, so that change runs in a project of its own.
     operationDurationMs: { start_compute: 3_000, suspend_compute: 500, apply_config: 600_000 },
-    seed: testSeed,
+    seed: {
+      projects: [
+        ...testSeed.projects,
+        {
+          id: "proj-busy",
+          name: "busy",
+          primary_branch: "main",
+          branches: [{ id: "br-busy", name: "busy" }],
+        },
+      ],
+    },
   });
   namespace = await createNamespace("gitops");
   for (const [name, apiKey] of [
@@ -197,7 +208,7 @@ describe("lifecycle phases, captured live", () => {
       type: "read_only",
       suspended: true,
     });
-    await apply("ComputeEndpoint", "running", { projectId: "proj-alpha", branchId: "br-staging" });
+    await apply("ComputeEndpoint", "running", { projectId: "proj-busy", branchId: "br-busy" });
     await capture("ComputeEndpoint", "ready", "ready", (o) => observed(o) && readyIs("True")(o));
     await capture("ApiKey", "ready", "ready", (o) => observed(o) && readyIs("True")(o));
     await capture("ComputeEndpoint", "suspended", "suspended", (o) => observed(o) && readyIs("True")(o));
@@ -207,8 +218,8 @@ describe("lifecycle phases, captured live", () => {
       readyIs("True")(await get("ComputeEndpoint", "running")) ? true : undefined,
     );
     await apply("ComputeEndpoint", "running", {
-      projectId: "proj-alpha",
-      branchId: "br-staging",
+      projectId: "proj-busy",
+      branchId: "br-busy",
       autosuspend: "10m",
     });
     await capture(
