@@ -9,9 +9,6 @@ import { endpointWire, operationWire } from "./schemas.ts";
 
 const timestamp = z.string();
 
-/** `init`, `resetting`, `ready`, `archived` in the document; kept a string for new states. */
-export type BranchState = string;
-
 export const branchWire = z
   .object({
     id: z.string(),
@@ -20,6 +17,7 @@ export const branchWire = z
     parent_lsn: z.string().optional(),
     parent_timestamp: timestamp.optional(),
     name: z.string(),
+    // init, resetting, ready or archived in the document; a string so a new state lists too.
     current_state: z.string(),
     pending_state: z.string().optional(),
     state_changed_at: timestamp,
@@ -41,7 +39,7 @@ export const branchWire = z
     parentLsn: b.parent_lsn,
     parentTimestamp: b.parent_timestamp,
     name: b.name,
-    currentState: b.current_state as BranchState,
+    currentState: b.current_state,
     pendingState: b.pending_state,
     stateChangedAt: b.state_changed_at,
     logicalSize: b.logical_size,
