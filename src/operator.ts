@@ -3,6 +3,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { OperatorConfig } from "./config.ts";
 import { apiKeyController } from "./controllers/apikey.ts";
+import { branchController } from "./controllers/branch.ts";
 import { computeEndpointController } from "./controllers/computeendpoint.ts";
 import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
@@ -50,6 +51,7 @@ export async function startOperator(
   };
   computeEndpointController(options, (o) => manager.controller(o));
   apiKeyController(options, (o) => manager.controller(o));
+  branchController(options, (o) => manager.controller(o));
   await manager.start();
   log.info(
     {
