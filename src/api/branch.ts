@@ -22,10 +22,13 @@ export const BranchParent = z
     "The branch to create from: exactly one of branchId, branchName or branchRef. Omitted: the project's default branch. Immutable.",
   )
   .meta(
-    cel({
-      rule: "[has(self.branchId), has(self.branchName), has(self.branchRef)].filter(x, x).size() == 1",
-      message: "parent needs exactly one of branchId, branchName or branchRef",
-    }),
+    cel(
+      {
+        rule: "[has(self.branchId), has(self.branchName), has(self.branchRef)].filter(x, x).size() == 1",
+        message: "parent needs exactly one of branchId, branchName or branchRef",
+      },
+      { rule: "self == oldSelf", message: "parent is immutable" },
+    ),
   );
 export type BranchParent = z.infer<typeof BranchParent>;
 
@@ -34,7 +37,7 @@ export const BranchSpec = z
     projectId: platformId
       .describe("The platform project of the branch. Immutable.")
       .meta(immutable("projectId")),
-    parent: BranchParent.optional().meta(immutable("parent")),
+    parent: BranchParent.optional(),
     name: branchName
       .optional()
       .describe(
