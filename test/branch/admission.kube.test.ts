@@ -1,6 +1,7 @@
 // Bad Branch specs, and a ComputeEndpoint naming its branch twice or not at all, are refused by
 // the API server itself (CEL rules from the zod schema) with a message naming the field and rule.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
 import { createNamespace, kubectl } from "../support/kube.ts";
 
 let namespace: string;
@@ -82,5 +83,14 @@ describe("ComputeEndpoint branchRef admission", () => {
 
   it("accepts a branchRef", async () => {
     await apply("ComputeEndpoint", "on-ref", { branchRef: { name: "db" } });
+  });
+});
+
+describe("the sample", () => {
+  it("samples/branch-preview.yaml (a Branch and a ComputeEndpoint on it) is admitted", async () => {
+    const file = join(import.meta.dirname, "../../samples/branch-preview.yaml");
+    const out = await kubectl(["apply", "--dry-run=server", "-n", namespace, "-f", file]);
+    expect(out).toContain("branch.neoncloud.dev/shop-preview created (server dry run)");
+    expect(out).toContain("computeendpoint.neoncloud.dev/shop-preview created (server dry run)");
   });
 });
