@@ -135,7 +135,8 @@ class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
       ready: usable(branch)
         ? ["True", "Available", `branch ${branch.id} is ${branch.currentState}`]
         : ["False", "BranchState", `branch ${branch.id} is ${branch.currentState}`],
-      observeAfterMs: untilExpiry(branch, pass.now()),
+      // Not usable yet (init after a create this pass did not see answered): look again soon.
+      observeAfterMs: usable(branch) ? untilExpiry(branch, pass.now()) : nextPoll(this.pollMs),
     };
   }
 
