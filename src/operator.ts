@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { OperatorConfig } from "./config.ts";
 import { apiKeyController } from "./controllers/apikey.ts";
+import { branchController } from "./controllers/branch.ts";
 import { computeEndpointController } from "./controllers/computeendpoint.ts";
 import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
@@ -79,6 +80,7 @@ export async function startOperator(
   controllers.push(
     computeEndpointController(options, (o) => manager.controller(o)) as unknown as Controller<KubeObject>,
     apiKeyController(options, (o) => manager.controller(o)),
+    branchController(options, (o) => manager.controller(o)) as unknown as Controller<KubeObject>,
   );
   await manager.start();
   log.info(

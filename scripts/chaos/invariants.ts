@@ -47,7 +47,8 @@ async function endpointLag(
   }
   if (status?.observedGeneration !== obj.metadata.generation)
     return `${namespace}/${name}: generation not observed`;
-  if (status?.branchId !== spec.branchId) return `${namespace}/${name}: status branch ${status?.branchId}`;
+  if (!status || status.branchId !== spec.branchId)
+    return `${namespace}/${name}: status branch ${status?.branchId}`;
   if (status.computeUnits?.min !== units.min || status.computeUnits?.max !== units.max) {
     return `${namespace}/${name}: status size ${JSON.stringify(status.computeUnits)}`;
   }

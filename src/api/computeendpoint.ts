@@ -62,9 +62,17 @@ export const ComputeEndpointSpec = z
     projectId: platformId
       .describe("The platform project of the endpoint. Immutable.")
       .meta(immutable("projectId")),
-    branchId: platformId.describe(
-      "The branch the endpoint is attached to. Changing it moves the endpoint to the other branch.",
-    ),
+    branchId: platformId
+      .optional()
+      .describe(
+        "The branch the endpoint is attached to. Changing it moves the endpoint to the other branch. Exactly one of branchId and branchRef.",
+      ),
+    branchRef: z
+      .object({ name: objectName.describe("Name of a Branch resource in this namespace.") })
+      .optional()
+      .describe(
+        "A Branch resource in this namespace whose branch the endpoint is attached to, once that Branch is Ready (until then the endpoint waits: WaitingForBranch). Exactly one of branchId and branchRef.",
+      ),
     type: z
       .enum(["read_write", "read_only"])
       .default("read_write")
@@ -121,6 +129,10 @@ export const ComputeEndpointSpec = z
         fieldPath: ".endpointId",
       },
       {
+        rule: "has(self.branchId) != has(self.branchRef)",
+        message: "set exactly one of branchId and branchRef",
+      },
+      {
         rule: "self.managementPolicy != 'ObserveOnly' || has(self.endpointId)",
         message: "managementPolicy ObserveOnly needs an endpointId to observe",
         fieldPath: ".endpointId",
@@ -128,6 +140,8 @@ export const ComputeEndpointSpec = z
     ),
   );
 export type ComputeEndpointSpec = z.infer<typeof ComputeEndpointSpec>;
+/** The spec with its branch resolved (a branchRef read as the Branch's id). */
+export type ResolvedComputeEndpointSpec = ComputeEndpointSpec & { branchId: string };
 
 export const EndpointOperation = z.object({
   id: z.string(),

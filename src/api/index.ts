@@ -1,10 +1,11 @@
 // Every kind this operator serves, in one list for generators and the CLI.
 import { apiKeyKind } from "./apikey.ts";
+import { branchKind } from "./branch.ts";
 import { computeEndpointKind } from "./computeendpoint.ts";
 import { renderCrdYaml } from "./kind.ts";
 
-export { apiKeyKind, computeEndpointKind };
-export const kinds = [computeEndpointKind, apiKeyKind] as const;
+export { apiKeyKind, branchKind, computeEndpointKind };
+export const kinds = [computeEndpointKind, apiKeyKind, branchKind] as const;
 
 /** The file under crds/ that holds a kind's generated CRD. */
 export function crdFileName(kind: { plural: string }): string {

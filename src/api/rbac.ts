@@ -14,19 +14,19 @@ export const operatorRules: readonly Rule[] = [
   {
     why: "Watch the resources and add or remove the operator's finalizer (a JSON patch).",
     apiGroups: ["neoncloud.dev"],
-    resources: ["computeendpoints", "apikeys"],
+    resources: ["computeendpoints", "apikeys", "branches"],
     verbs: ["get", "list", "watch", "update", "patch"],
   },
   {
     why: "Report state; status is a separate subresource with its own permission.",
     apiGroups: ["neoncloud.dev"],
-    resources: ["computeendpoints/status", "apikeys/status"],
+    resources: ["computeendpoints/status", "apikeys/status", "branches/status"],
     verbs: ["get", "update", "patch"],
   },
   {
     why: "Owner references with blockOwnerDeletion on the Secrets and ConfigMaps the operator creates need update on the owner's finalizers subresource.",
     apiGroups: ["neoncloud.dev"],
-    resources: ["computeendpoints/finalizers", "apikeys/finalizers"],
+    resources: ["computeendpoints/finalizers", "apikeys/finalizers", "branches/finalizers"],
     verbs: ["update"],
   },
   {

@@ -2,7 +2,7 @@
 // body, and the one PATCH of exactly the fields that differ. Pure functions, so
 // the rules (which changes restart an endpoint, what "never" means) sit in one
 // place, apart from any I/O.
-import type { ComputeEndpointSpec } from "../api/computeendpoint.ts";
+import type { ComputeEndpointSpec, ResolvedComputeEndpointSpec } from "../api/computeendpoint.ts";
 import type { Endpoint, EndpointCreateSpec, EndpointPatch } from "../platform/index.ts";
 import { parseDuration } from "../runtime/index.ts";
 
@@ -60,7 +60,7 @@ function managedFields(spec: ComputeEndpointSpec): EndpointPatch {
   return fields;
 }
 
-export function createSpec(spec: ComputeEndpointSpec, name: string): EndpointCreateSpec {
+export function createSpec(spec: ResolvedComputeEndpointSpec, name: string): EndpointCreateSpec {
   return { ...managedFields(spec), branchId: spec.branchId, type: spec.type, name };
 }
 

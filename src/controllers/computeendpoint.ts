@@ -8,6 +8,7 @@ import {
   computeEndpointKind,
   type ComputeEndpointStatus,
   type EndpointOperation,
+  type ResolvedComputeEndpointSpec,
 } from "../api/computeendpoint.ts";
 import { restartedAtAnnotation } from "../api/group.ts";
 import {
@@ -25,6 +26,7 @@ import {
   publishConnection,
   type ConfigMap,
 } from "./computeendpoint-connection.ts";
+import { branchRefIndex, branchRefKeys, branchRefWatch, withBranchRef } from "./computeendpoint-branchref.ts";
 import { createSpec, creationName } from "./computeendpoint-desired.ts";
 import { plan, type Plan } from "./computeendpoint-plan.ts";
 import { firstLook, nextPoll, observeInterval, observeMaxAge } from "./computeendpoint-polling.ts";
@@ -57,7 +59,7 @@ export const computeEndpointResourceKind = resourceKind(computeEndpointKind);
 export const computeEndpointFinalizer = "neoncloud.dev/computeendpoint";
 
 type S = ComputeEndpointStatus;
-type CePass = Pass<ComputeEndpointSpec, S>;
+type CePass = Pass<ResolvedComputeEndpointSpec, S>;
 
 const kind: ManagedKind<ComputeEndpointSpec> = {
   resource: { ...computeEndpointResourceKind, apiVersion: computeEndpointKind.apiVersion },
@@ -71,7 +73,7 @@ const kind: ManagedKind<ComputeEndpointSpec> = {
 /** Index of the ComputeEndpoint cache: `project/branch` of each read-write resource (branch claims). */
 const readWriteBranch = "readWriteBranch";
 
-class ComputeEndpoints implements ExternalClient<ComputeEndpointSpec, S, Plan> {
+class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S, Plan> {
   private readonly pollMs: number;
   private readonly resyncMs: number;
 
@@ -410,15 +412,19 @@ export function computeEndpointController(
 ): Controller<ComputeEndpointObject> {
   return managedController<ComputeEndpointSpec, S, Plan>({
     kind,
-    external: new ComputeEndpoints(options),
+    external: withBranchRef(new ComputeEndpoints(options)),
     options,
     create: create as ControllerFactory<KubeObject> | undefined,
     owns: [configMapKind],
+    watches: [branchRefWatch],
     indexes: {
       [readWriteBranch]: (obj) => {
-        const spec = (obj as ComputeEndpointObject).spec;
-        return spec?.type === "read_write" ? [`${spec.projectId}/${spec.branchId}`] : [];
+        const { spec, status } = obj as ComputeEndpointObject;
+        // A branchRef is indexed under the branch the endpoint is on once it has one.
+        const branchId = spec?.branchId ?? status?.branchId;
+        return spec?.type === "read_write" && branchId ? [`${spec.projectId}/${branchId}`] : [];
       },
+      [branchRefIndex]: branchRefKeys,
     },
   }) as unknown as Controller<ComputeEndpointObject>;
 }

@@ -40,6 +40,16 @@ import {
   type Project,
   projectsPageWire,
 } from "./schemas.ts";
+import {
+  type Branch,
+  branchBody,
+  type BranchCreateSpec,
+  type BranchMutation,
+  branchMutationWire,
+  type BranchPatch,
+  branchResponseWire,
+  branchesResponseWire,
+} from "./branch-schemas.ts";
 import { EndpointSnapshot } from "./snapshot.ts";
 import { OperationDurations } from "./durations.ts";
 import { LockedError, ProjectBusyError, RateLimitedError } from "./errors.ts";
@@ -524,5 +534,120 @@ export class PlatformClient implements OperationsSource {
   /** Closes the keep-alive connections. */
   close(): Promise<void> {
     return this.transport.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Branches (mutations take the project's turn in the same gate as endpoint mutations: the
+  // platform's lock is per project, and `create_branch` holds it)
+
+  async listBranches(projectId: string, options: CallOptions = {}): Promise<Branch[]> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/branches",
+      path: `/projects/${id(projectId)}/branches`,
+      schema: branchesResponseWire,
+      signal: options.signal,
+    });
+    return response.branches;
+  }
+
+  async getBranch(projectId: string, branchId: string, options: CallOptions = {}): Promise<Branch> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/branches/{branch_id}",
+      path: `/projects/${id(projectId)}/branches/${id(branchId)}`,
+      schema: branchResponseWire,
+      signal: options.signal,
+    });
+    return response.branch;
+  }
+
+  /**
+   * Creates a branch from its parent (the default branch when none is named); the answer carries
+   * the operations (`create_branch`) the branch is `init` until. If this throws
+   * OutcomeUnknownError the branch may exist: find it again by its name.
+   */
+  createBranch(
+    projectId: string,
+    spec: BranchCreateSpec,
+    options: MutationOptions = {},
+  ): Promise<BranchMutation> {
+    return this.mutateBranch(
+      projectId,
+      {
+        method: "POST",
+        template: "/projects/{project_id}/branches",
+        path: `/projects/${id(projectId)}/branches`,
+        body: branchBody(spec),
+        schema: branchMutationWire,
+      },
+      options,
+    ) as Promise<BranchMutation>;
+  }
+
+  /** Renames, protects or sets the expiry of a branch (metadata: usually no operation). */
+  updateBranch(
+    projectId: string,
+    branchId: string,
+    patch: BranchPatch,
+    options: MutationOptions = {},
+  ): Promise<BranchMutation> {
+    return this.mutateBranch(
+      projectId,
+      {
+        method: "PATCH",
+        template: "/projects/{project_id}/branches/{branch_id}",
+        path: `/projects/${id(projectId)}/branches/${id(branchId)}`,
+        body: branchBody(patch),
+        schema: branchMutationWire,
+      },
+      options,
+    ) as Promise<BranchMutation>;
+  }
+
+  /**
+   * Deletes a branch and its endpoints. Undefined when the platform answered 204 (the branch does
+   * not exist or is already deleted): the deletion is done all the same.
+   */
+  deleteBranch(
+    projectId: string,
+    branchId: string,
+    options: MutationOptions = {},
+  ): Promise<BranchMutation | undefined> {
+    return this.mutateBranch(
+      projectId,
+      {
+        method: "DELETE",
+        template: "/projects/{project_id}/branches/{branch_id}",
+        path: `/projects/${id(projectId)}/branches/${id(branchId)}`,
+        schema: branchMutationWire.optional(),
+      },
+      options,
+    );
+  }
+
+  /**
+   * A branch mutation in the project's turn. Endpoints it creates or removes (a deleted branch's)
+   * are not in the endpoint snapshot's view: the next reader of the project lists again.
+   */
+  private async mutateBranch(
+    projectId: string,
+    call: RouteCall<BranchMutation | undefined>,
+    options: MutationOptions,
+  ): Promise<BranchMutation | undefined> {
+    const send = () => this.run({ ...call, signal: options.signal });
+    try {
+      const result = this.gate
+        ? await this.gate.run(projectId, send, (r) => r?.operations ?? [], options)
+        : await send();
+      if (call.method === "DELETE" || (result?.endpoints.length ?? 0) > 0)
+        this.snapshots.invalidate(projectId);
+      return result;
+    } catch (err) {
+      const notApplied =
+        err instanceof ProjectBusyError || err instanceof LockedError || err instanceof RateLimitedError;
+      if (!notApplied && call.method !== "PATCH") this.snapshots.invalidate(projectId);
+      throw err;
+    }
   }
 }

@@ -39,5 +39,6 @@ export type {
   OperationStatus,
   Project,
 } from "./schemas.ts";
+export type { Branch, BranchCreateSpec, BranchMutation, BranchPatch } from "./branch-schemas.ts";
 export { EndpointSnapshot, type EndpointSnapshotOptions } from "./snapshot.ts";
 export type { TransportTimeouts } from "./transport.ts";

@@ -16,14 +16,15 @@ const rbacKinds = ["ClusterRole", "Role"];
 
 /** The operator's grants on the resources it manages, in every watched namespace. */
 const watchedNamespaceGrants = [
-  ...["computeendpoints", "apikeys"].flatMap((r) =>
+  ...["computeendpoints", "apikeys", "branches"].flatMap((r) =>
     ["get", "list", "watch", "update", "patch"].map((v) => `neoncloud.dev ${r} ${v}`),
   ),
-  ...["computeendpoints/status", "apikeys/status"].flatMap((r) =>
+  ...["computeendpoints/status", "apikeys/status", "branches/status"].flatMap((r) =>
     ["get", "update", "patch"].map((v) => `neoncloud.dev ${r} ${v}`),
   ),
   "neoncloud.dev computeendpoints/finalizers update",
   "neoncloud.dev apikeys/finalizers update",
+  "neoncloud.dev branches/finalizers update",
   ...["secrets", "configmaps"].flatMap((r) =>
     ["get", "list", "watch", "create", "update", "patch", "delete"].map((v) => `core ${r} ${v}`),
   ),

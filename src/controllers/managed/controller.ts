@@ -9,6 +9,7 @@ import {
   type KubeObject,
   type OwnsSpec,
   type ResourceKind,
+  type WatchSpec,
 } from "../../runtime/index.ts";
 import { secretKind, type Secret } from "../credentials.ts";
 import type { ControllerFactory, KindControllerOptions } from "../options.ts";
@@ -29,6 +30,8 @@ export interface ManagedControllerOptions<Spec, S, Diff = unknown> {
   owns?: (ResourceKind | OwnsSpec)[];
   /** Further resources a Secret concerns besides those taking credentials from it (keys it holds). */
   secretConcerns?(secret: Secret): string[];
+  /** Further kinds whose changes wake resources of this kind (a Branch its endpoints), mapped through an index. */
+  watches?: WatchSpec[];
 }
 
 export function managedController<Spec, S extends object, Diff = unknown>(
@@ -67,6 +70,7 @@ export function managedController<Spec, S extends object, Diff = unknown>(
           ...(m.secretConcerns?.(secret) ?? []),
         ],
       },
+      ...(m.watches ?? []),
     ],
   });
 }

@@ -1,0 +1,147 @@
+// Branch: a branch of a project on the platform, declared in Kubernetes: created from a parent
+// (a branch id, a branch name, or another Branch resource), optionally protected and expiring.
+import { z } from "zod";
+import { Conditions } from "./conditions.ts";
+import { EndpointOperation } from "./computeendpoint.ts";
+import { defineKind } from "./kind.ts";
+import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
+
+/** The platform's branch names: 1 to 256 characters (`BranchCreateRequest.branch.name`). */
+const branchName = z.string().min(1).max(256);
+
+export const BranchParent = z
+  .object({
+    branchId: platformId.optional().describe("The parent's platform branch id."),
+    branchName: branchName.optional().describe("The parent's branch name in the project."),
+    branchRef: z
+      .object({ name: objectName.describe("Name of a Branch resource in this namespace.") })
+      .optional()
+      .describe("Another Branch resource in this namespace; this one waits until it is Ready."),
+  })
+  .describe(
+    "The branch to create from: exactly one of branchId, branchName or branchRef. Omitted: the project's default branch. Immutable.",
+  )
+  .meta(
+    cel(
+      {
+        rule: "[has(self.branchId), has(self.branchName), has(self.branchRef)].filter(x, x).size() == 1",
+        message: "parent needs exactly one of branchId, branchName or branchRef",
+      },
+      { rule: "self == oldSelf", message: "parent is immutable" },
+    ),
+  );
+export type BranchParent = z.infer<typeof BranchParent>;
+
+export const BranchSpec = z
+  .object({
+    projectId: platformId
+      .describe("The platform project of the branch. Immutable.")
+      .meta(immutable("projectId")),
+    parent: BranchParent.optional(),
+    name: branchName
+      .optional()
+      .describe(
+        "The branch's name on the platform (the platform allows a rename). Default: k8s-<uid of this resource>, so a branch whose create answer was lost is found again.",
+      ),
+    protected: z
+      .boolean()
+      .optional()
+      .describe("Protect the branch (the platform then refuses to delete it). Omitted: left as it is."),
+    expiresAt: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe(
+        "When the platform deletes the branch (RFC 3339, in the future). Changing it moves the expiry.",
+      ),
+    ttl: boundedDuration("ttl", "1s")
+      .optional()
+      .describe(
+        "Time to live from the branch's creation (a duration such as 72h): expires_at is computed once, when the branch is created, and kept in status. Immutable.",
+      )
+      .meta(immutable("ttl")),
+    deletionPolicy: z
+      .enum(["Delete", "Orphan"])
+      .default("Delete")
+      .describe(
+        "Delete removes the platform branch (and its endpoints) with this resource; Orphan leaves it.",
+      ),
+    branchId: platformId
+      .optional()
+      .describe("An existing branch to adopt instead of creating one. Immutable once set."),
+    credentials: SecretKeyRef.optional(),
+  })
+  .describe("The desired branch.")
+  .meta(
+    cel(
+      {
+        rule: "!(has(self.expiresAt) && has(self.ttl))",
+        message: "set expiresAt or ttl, not both",
+      },
+      {
+        rule: "has(self.parent) == has(oldSelf.parent)",
+        message: "parent is immutable",
+        fieldPath: ".parent",
+      },
+      {
+        rule: "has(self.ttl) == has(oldSelf.ttl)",
+        message: "ttl is immutable",
+        fieldPath: ".ttl",
+      },
+      {
+        rule: "!has(oldSelf.branchId) || (has(self.branchId) && self.branchId == oldSelf.branchId)",
+        message: "branchId is immutable once set",
+        fieldPath: ".branchId",
+      },
+    ),
+  );
+export type BranchSpec = z.infer<typeof BranchSpec>;
+
+export const BranchStatus = z
+  .object({
+    branchId: z.string().optional().describe("The platform's id of the branch."),
+    name: z.string().optional().describe("The branch's name on the platform."),
+    parentId: z.string().optional().describe("The parent's branch id."),
+    parentLsn: z.string().optional().describe("The LSN of the parent the branch was created from."),
+    parentTimestamp: z.string().optional().describe("The point in time of the parent it was created from."),
+    currentState: z.string().optional().describe("init, resetting, ready or archived."),
+    pendingState: z.string().optional().describe("The state a change under way leads to."),
+    protected: z.boolean().optional(),
+    default: z.boolean().optional().describe("The project's default branch."),
+    createdAt: z.string().optional(),
+    expiresAt: z
+      .string()
+      .optional()
+      .describe("When the platform deletes the branch; with spec.ttl, computed once at creation."),
+    lastResetAt: z.string().optional(),
+    logicalSize: z.int().optional().describe("The branch's logical size in bytes."),
+    operations: z.array(EndpointOperation).optional().describe("Operations of the last change."),
+    observedGeneration: z.int().optional(),
+    conditions: Conditions.optional(),
+  })
+  .describe("The observed branch.");
+export type BranchStatus = z.infer<typeof BranchStatus>;
+
+export const branchKind = defineKind({
+  kind: "Branch",
+  plural: "branches",
+  singular: "branch",
+  shortNames: ["nbr"],
+  description: "A branch of a serverless Postgres project on the platform.",
+  spec: BranchSpec,
+  status: BranchStatus,
+  printerColumns: [
+    { name: "Project", type: "string", jsonPath: ".spec.projectId" },
+    { name: "Branch", type: "string", jsonPath: ".status.branchId" },
+    { name: "Name", type: "string", jsonPath: ".status.name" },
+    { name: "State", type: "string", jsonPath: ".status.currentState" },
+    { name: "Expires", type: "string", jsonPath: ".status.expiresAt", priority: 1 },
+    { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    {
+      name: "Reason",
+      type: "string",
+      jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+      priority: 1,
+    },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+});

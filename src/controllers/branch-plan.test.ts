@@ -1,0 +1,207 @@
+// What a Branch decides with no API server and no platform: its name, the expiry it creates with,
+// the one PATCH for a difference, the parent it waits for, and what a vanished branch means.
+import { describe, expect, it } from "vitest";
+import { BranchSpec } from "../api/branch.ts";
+import type { Branch } from "../platform/index.ts";
+import type { Store } from "../runtime/index.ts";
+import { resolveParent, type BranchObject } from "./branch-parent.ts";
+import { creationExpiry, creationName, expiryProblem, plan, usable, vanished } from "./branch-plan.ts";
+
+const uid = "0b5e-uid";
+const now = new Date("2026-11-23T00:00:00.400Z");
+
+function branch(fields: Partial<Branch> = {}): Branch {
+  return {
+    id: "br-one",
+    projectId: "proj",
+    parentId: "br-main",
+    parentLsn: undefined,
+    parentTimestamp: "2026-11-22T00:00:00Z",
+    name: creationName(uid),
+    currentState: "ready",
+    pendingState: undefined,
+    stateChangedAt: "2026-11-22T00:00:00Z",
+    logicalSize: undefined,
+    default: false,
+    protected: false,
+    createdAt: "2026-11-22T00:00:00Z",
+    updatedAt: "2026-11-22T00:00:00Z",
+    expiresAt: undefined,
+    lastResetAt: undefined,
+    initSource: "parent-data",
+    ...fields,
+  };
+}
+
+const spec = (fields: Record<string, unknown> = {}) => BranchSpec.parse({ projectId: "proj", ...fields });
+
+describe("the PATCH a Branch sends for a difference", () => {
+  it.each([
+    ["nothing differs", {}, {}, undefined],
+    ["a name the spec gives", { name: "preview-7" }, {}, { name: "preview-7" }],
+    ["the derived name after a rename outside", {}, { name: "renamed" }, { name: creationName(uid) }],
+    ["an adopted branch keeps its name", { branchId: "br-one" }, { name: "theirs" }, undefined],
+    ["protection stated", { protected: true }, {}, { protected: true }],
+    ["protection not stated is left alone", {}, { protected: true }, undefined],
+    [
+      "a new expiresAt",
+      { expiresAt: "2026-12-01T00:00:00Z" },
+      { expiresAt: "2026-11-30T00:00:00Z" },
+      { expiresAt: "2026-12-01T00:00:00Z" },
+    ],
+    [
+      "the same instant in another offset is no change",
+      { expiresAt: "2026-12-01T01:00:00+01:00" },
+      { expiresAt: "2026-12-01T00:00:00Z" },
+      undefined,
+    ],
+    [
+      "a ttl keeps the expiry computed at creation",
+      { ttl: "1h" },
+      { expiresAt: "2026-11-22T01:00:00Z" },
+      undefined,
+    ],
+    [
+      "a ttl gives an adopted branch without expiry one",
+      { ttl: "1h", branchId: "br-one" },
+      {},
+      { expiresAt: "2026-11-23T01:00:01Z" },
+    ],
+    ["no expiry stated leaves the platform's", {}, { expiresAt: "2026-11-30T00:00:00Z" }, undefined],
+  ])("%s", (_, fields, observed, expected) => {
+    expect(plan(spec(fields), branch(observed), uid, now)).toEqual(expected);
+  });
+});
+
+describe("the expiry a Branch is created with", () => {
+  it.each([
+    ["none", {}, undefined],
+    ["expiresAt as written", { expiresAt: "2026-12-01T00:00:00Z" }, "2026-12-01T00:00:00Z"],
+    ["ttl from now, in whole seconds", { ttl: "72h" }, "2026-11-26T00:00:01Z"],
+    ["a short ttl", { ttl: "5s" }, "2026-11-23T00:00:06Z"],
+  ])("%s", (_, fields, expected) => {
+    expect(creationExpiry(spec(fields), now)).toBe(expected);
+  });
+
+  it("refuses an expiry in the past, naming the field", () => {
+    expect(expiryProblem("2026-11-22T00:00:00Z", now)).toMatch(/^spec\.expiresAt: .* not in the future$/);
+    expect(expiryProblem("2026-11-24T00:00:00Z", now)).toBeUndefined();
+  });
+});
+
+describe("what a vanished branch means", () => {
+  it("past its expiry: the platform's deletion, reported as Expired", () => {
+    const gone = vanished({ branchId: "br-one", expiresAt: "2026-11-22T23:59:59Z" }, now);
+    expect(gone.reason).toBe("Expired");
+    expect(gone.message).toContain("not recreated");
+  });
+  it.each([
+    ["no expiry", {}],
+    ["an expiry still ahead", { expiresAt: "2026-11-24T00:00:00Z" }],
+  ])("with %s: deleted outside", (_, fields) => {
+    expect(vanished({ branchId: "br-one", ...fields }, now).reason).toBe("BranchDeleted");
+  });
+});
+
+describe("when a branch is usable", () => {
+  it.each([
+    ["ready", true],
+    ["archived", true],
+    ["init", false],
+    ["resetting", false],
+  ])("%s: %s", (state, expected) => {
+    expect(usable(branch({ currentState: state }))).toBe(expected);
+  });
+});
+
+/** A read-only store of Branch resources, as the cache gives one. */
+function store(objects: BranchObject[]): Store<BranchObject> {
+  const byKey = new Map(objects.map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
+  return {
+    get: (namespace: string | undefined, name: string) => byKey.get(`${namespace}/${name}`),
+    getByKey: (key: string) => byKey.get(key),
+    list: () => [...byKey.values()],
+    byIndex: () => [],
+  };
+}
+
+function resource(name: string, status?: BranchObject["status"], deleting = false): BranchObject {
+  return {
+    apiVersion: "neoncloud.dev/v1alpha1",
+    kind: "Branch",
+    metadata: { name, namespace: "team", ...(deleting ? { deletionTimestamp: "2026-11-23T00:00:00Z" } : {}) },
+    spec: spec(),
+    ...(status ? { status } : {}),
+  };
+}
+
+const ready = (branchId: string): BranchObject["status"] => ({
+  branchId,
+  conditions: [
+    {
+      type: "Ready",
+      status: "True",
+      reason: "Available",
+      message: "",
+      lastTransitionTime: "2026-11-23T00:00:00Z",
+    },
+  ],
+});
+
+describe("the parent a Branch is created from", () => {
+  const child = resource("child");
+  const list = [branch({ id: "br-main", name: "main" }), branch({ id: "br-dev", name: "dev" })];
+  it.each([
+    ["none: the default branch", {}, [], { state: "resolved", parentId: undefined }],
+    ["by id", { parent: { branchId: "br-x" } }, [], { state: "resolved", parentId: "br-x" }],
+    ["by name", { parent: { branchName: "dev" } }, [], { state: "resolved", parentId: "br-dev" }],
+    [
+      "by a Ready resource",
+      { parent: { branchRef: { name: "base" } } },
+      [resource("base", ready("br-base"))],
+      { state: "resolved", parentId: "br-base" },
+    ],
+    [
+      "by a resource not created yet: wait",
+      { parent: { branchRef: { name: "base" } } },
+      [],
+      { state: "waiting", reason: "WaitingForParent", message: "Branch team/base does not exist yet" },
+    ],
+    [
+      "by a resource not Ready: wait, saying why",
+      { parent: { branchRef: { name: "base" } } },
+      [
+        resource("base", {
+          conditions: [
+            {
+              type: "Ready",
+              status: "False",
+              reason: "Creating",
+              message: "creating branch br-b",
+              lastTransitionTime: "2026-11-23T00:00:00Z",
+            },
+          ],
+        }),
+      ],
+      {
+        state: "waiting",
+        reason: "WaitingForParent",
+        message: "Branch team/base is not Ready (Creating: creating branch br-b)",
+      },
+    ],
+    [
+      "by a resource being deleted: wait",
+      { parent: { branchRef: { name: "base" } } },
+      [resource("base", ready("br-base"), true)],
+      { state: "waiting", reason: "WaitingForParent", message: "Branch team/base is being deleted" },
+    ],
+  ])("%s", (_, fields, cached, expected) => {
+    expect(resolveParent(child, spec(fields), store(cached), list)).toEqual(expected);
+  });
+
+  it("a parent name the project does not have is named in the error", () => {
+    expect(() => resolveParent(child, spec({ parent: { branchName: "qa" } }), store([]), list)).toThrow(
+      "no branch named qa in project proj",
+    );
+  });
+});

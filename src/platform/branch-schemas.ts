@@ -1,0 +1,98 @@
+/**
+ * The platform's branch objects (snake_case wire, camelCase for the operator), after the official
+ * OpenAPI document's `Branch`, `BranchCreateRequest`, `BranchUpdateRequest` and the branch
+ * responses (`public-v2-for-users.gen.yaml`). Required here: what the document requires and the
+ * operator relies on; the deprecated and usage fields are tolerated, not needed.
+ */
+import { z } from "zod";
+import { endpointWire, operationWire } from "./schemas.ts";
+
+const timestamp = z.string();
+
+export const branchWire = z
+  .object({
+    id: z.string(),
+    project_id: z.string(),
+    parent_id: z.string().optional(),
+    parent_lsn: z.string().optional(),
+    parent_timestamp: timestamp.optional(),
+    name: z.string(),
+    // init, resetting, ready or archived in the document; a string so a new state lists too.
+    current_state: z.string(),
+    pending_state: z.string().optional(),
+    state_changed_at: timestamp,
+    logical_size: z.number().int().optional(),
+    creation_source: z.string().optional(),
+    default: z.boolean(),
+    protected: z.boolean(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    expires_at: timestamp.optional(),
+    ttl_interval_seconds: z.number().int().optional(),
+    last_reset_at: timestamp.optional(),
+    init_source: z.string().optional(),
+  })
+  .transform((b) => ({
+    id: b.id,
+    projectId: b.project_id,
+    parentId: b.parent_id,
+    parentLsn: b.parent_lsn,
+    parentTimestamp: b.parent_timestamp,
+    name: b.name,
+    currentState: b.current_state,
+    pendingState: b.pending_state,
+    stateChangedAt: b.state_changed_at,
+    logicalSize: b.logical_size,
+    default: b.default,
+    protected: b.protected,
+    createdAt: b.created_at,
+    updatedAt: b.updated_at,
+    expiresAt: b.expires_at,
+    lastResetAt: b.last_reset_at,
+    initSource: b.init_source,
+  }));
+
+export type Branch = z.output<typeof branchWire>;
+
+/** What a branch mutation answers: the branch and the operations it started (none for a rename). */
+export const branchMutationWire = z
+  .object({
+    branch: branchWire,
+    operations: z.array(operationWire),
+    endpoints: z.array(endpointWire).optional(),
+  })
+  .transform((m) => ({ branch: m.branch, operations: m.operations, endpoints: m.endpoints ?? [] }));
+
+export type BranchMutation = z.output<typeof branchMutationWire>;
+
+export const branchResponseWire = z.object({ branch: branchWire });
+export const branchesResponseWire = z.object({ branches: z.array(branchWire) });
+
+/** A new branch (camelCase of `BranchCreateRequest.branch`). */
+export interface BranchCreateSpec {
+  /** The parent's branch id; the project's default branch when absent. */
+  parentId?: string;
+  name?: string;
+  protected?: boolean;
+  /** RFC 3339; must be in the future. */
+  expiresAt?: string;
+}
+
+/** What may change on a branch (`BranchUpdateRequest.branch`); `expiresAt: null` removes the expiry. */
+export interface BranchPatch {
+  name?: string;
+  protected?: boolean;
+  expiresAt?: string | null;
+}
+
+/** The platform's `{"branch": {...}}` body, leaving out attributes not given. */
+export function branchBody(spec: BranchCreateSpec | BranchPatch): { branch: Record<string, unknown> } {
+  const wire: Record<string, unknown> = {
+    parent_id: "parentId" in spec ? spec.parentId : undefined,
+    name: spec.name,
+    protected: spec.protected,
+    expires_at: spec.expiresAt,
+  };
+  for (const key of Object.keys(wire)) if (wire[key] === undefined) delete wire[key];
+  return { branch: wire };
+}

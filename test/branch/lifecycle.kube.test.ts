@@ -1,0 +1,171 @@
+// A user declares branches with kubectl: from a parent named by branch name or by another Branch
+// resource, with an expiry the platform honours, deleted or left behind with the resource; and a
+// ComputeEndpoint that names its branch by a Branch resource waits for it, then runs on it.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BranchObject } from "../../src/controllers/branch.ts";
+import { branchController } from "../../src/controllers/branch.ts";
+import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint.ts";
+import { computeEndpointController } from "../../src/controllers/computeendpoint.ts";
+import type { Controller, KubeObject } from "../../src/runtime/index.ts";
+import { together } from "../support/controllers.ts";
+import { eventually, kubectl } from "../support/kube.ts";
+import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
+
+let h: OperatorHarness;
+
+const factory = together(
+  (o) => branchController(o) as unknown as Controller<KubeObject>,
+  (o) => computeEndpointController(o) as unknown as Controller<KubeObject>,
+);
+
+const branches = "branches.neoncloud.dev";
+const endpoints = "computeendpoints.neoncloud.dev";
+
+function branch(name: string, spec: Record<string, unknown>) {
+  return {
+    apiVersion: "neoncloud.dev/v1alpha1",
+    kind: "Branch",
+    metadata: { name },
+    spec: { projectId: "proj-alpha", ...spec },
+  };
+}
+
+type Obj = BranchObject | ComputeEndpointObject;
+
+function condition(obj: Obj, type: string) {
+  return obj.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Waits until the resource's Ready condition has `reason` for its current generation. */
+async function readyReason<T extends Obj>(
+  plural: string,
+  name: string,
+  status: string,
+  reason: string,
+): Promise<T> {
+  return eventually(
+    async () => {
+      const obj = await h.get<T>(plural, name);
+      const c = condition(obj, "Ready");
+      return c?.status === status && c.reason === reason && c.observedGeneration === obj.metadata.generation
+        ? obj
+        : undefined;
+    },
+    { what: `${name} Ready=${status} ${reason}`, timeoutMs: 30_000, intervalMs: 100 },
+  );
+}
+
+const ready = <T extends Obj>(plural: string, name: string) =>
+  readyReason<T>(plural, name, "True", "Available");
+
+async function platformBranches() {
+  return h.platform.listBranches("proj-alpha");
+}
+
+function createsServed(): number {
+  const counts = h.emulator.requestLog.counters().by_route["POST /projects/:project_id/branches"] ?? {};
+  return Object.values(counts).reduce((a, b) => a + b, 0);
+}
+
+async function gone(plural: string, name: string): Promise<void> {
+  await kubectl(["delete", plural, name, "-n", h.namespace, "--wait=true", "--timeout=60s"]);
+}
+
+beforeAll(async () => {
+  h = await startOperatorHarness(factory, { prefix: "branch" });
+  await h.start();
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+describe("Branch", () => {
+  it("creates a branch from a parent named by its branch name and reports it Ready", async () => {
+    await h.apply(branch("from-name", { parent: { branchName: "dev" }, name: "preview-from-name" }));
+    const obj = await ready<BranchObject>(branches, "from-name");
+    expect(obj.status).toMatchObject({
+      name: "preview-from-name",
+      parentId: "br-dev",
+      currentState: "ready",
+    });
+    const onPlatform = (await platformBranches()).find((b) => b.id === obj.status?.branchId);
+    expect(onPlatform).toMatchObject({
+      name: "preview-from-name",
+      parentId: "br-dev",
+      currentState: "ready",
+    });
+    // The create's operation is recorded, finished.
+    expect(obj.status?.operations?.map((op) => [op.action, op.status])).toEqual([
+      ["create_branch", "finished"],
+    ]);
+  });
+
+  it("waits for a parent Branch resource, then creates the branch from it", async () => {
+    await h.apply(branch("child", { parent: { branchRef: { name: "base" } } }));
+    const waiting = await readyReason<BranchObject>(branches, "child", "False", "WaitingForParent");
+    expect(condition(waiting, "Ready")?.message).toContain("base does not exist yet");
+    expect(waiting.status?.branchId).toBeUndefined();
+
+    await h.apply(branch("base", { parent: { branchId: "br-staging" } }));
+    const base = await ready<BranchObject>(branches, "base");
+    const child = await ready<BranchObject>(branches, "child");
+    expect(child.status?.parentId).toBe(base.status?.branchId);
+    // With no name in the spec, the branch is named after the resource's UID.
+    expect(child.status?.name).toBe(`k8s-${child.metadata.uid}`);
+  });
+
+  it("a ComputeEndpoint on a branchRef waits for its Branch, then becomes Ready on it", async () => {
+    await h.apply({
+      apiVersion: "neoncloud.dev/v1alpha1",
+      kind: "ComputeEndpoint",
+      metadata: { name: "db" },
+      spec: { projectId: "proj-alpha", branchRef: { name: "db-branch" } },
+    });
+    const waiting = await readyReason<ComputeEndpointObject>(endpoints, "db", "False", "WaitingForBranch");
+    expect(condition(waiting, "Ready")?.message).toContain("db-branch does not exist yet");
+
+    await h.apply(branch("db-branch", { parent: { branchName: "dev" } }));
+    const b = await ready<BranchObject>(branches, "db-branch");
+    const ep = await ready<ComputeEndpointObject>(endpoints, "db");
+    expect(ep.status?.branchId).toBe(b.status?.branchId);
+    const onPlatform = (await h.platform.listEndpoints("proj-alpha")).find(
+      (e) => e.id === ep.status?.endpointId,
+    );
+    expect(onPlatform?.branchId).toBe(b.status?.branchId);
+  });
+
+  it("honours a short TTL: the platform deletes the branch, the resource reports it and does not recreate it", async () => {
+    const before = createsServed();
+    await h.apply(branch("short-lived", { ttl: "3s" }));
+    const obj = await ready<BranchObject>(branches, "short-lived");
+    const expiresAt = obj.status?.expiresAt;
+    expect(expiresAt).toBeDefined();
+    expect(Date.parse(expiresAt!)).toBeGreaterThan(Date.parse(obj.status!.createdAt!));
+
+    const expired = await readyReason<BranchObject>(branches, "short-lived", "False", "Expired");
+    expect(condition(expired, "Stalled")?.status).toBe("True");
+    expect(condition(expired, "Ready")?.message).toContain("not recreated");
+    expect((await platformBranches()).map((b) => b.id)).not.toContain(obj.status?.branchId);
+    // One create for this resource, and no second one after the expiry.
+    expect(createsServed() - before).toBe(1);
+    expect((await platformBranches()).map((b) => b.name)).not.toContain(obj.status?.name);
+    // Deleting the resource of an expired branch needs nothing from the platform.
+    await gone(branches, "short-lived");
+  });
+
+  it("deletes the platform branch with the resource under deletionPolicy Delete", async () => {
+    await h.apply(branch("doomed", { parent: { branchName: "feature" } }));
+    const obj = await ready<BranchObject>(branches, "doomed");
+    await gone(branches, "doomed");
+    expect((await platformBranches()).map((b) => b.id)).not.toContain(obj.status?.branchId);
+  });
+
+  it("leaves the platform branch under deletionPolicy Orphan", async () => {
+    await h.apply(branch("kept", { parent: { branchName: "feature" }, deletionPolicy: "Orphan" }));
+    const obj = await ready<BranchObject>(branches, "kept");
+    await gone(branches, "kept");
+    const still = (await platformBranches()).find((b) => b.id === obj.status?.branchId);
+    expect(still?.currentState).toBe("ready");
+  });
+});
