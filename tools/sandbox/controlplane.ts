@@ -37,7 +37,7 @@ export interface ControlPlane {
   binaries: ControlPlaneBinaries;
   /** Writes a kubeconfig that authenticates as `user` in `groups` and returns its path. */
   mintUser(user: string, groups?: string[]): Promise<string>;
-  /** SIGTERM, wait for a clean exit (SIGKILL after a deadline). */
+  /** SIGTERM, wait for a clean exit (about 1 s; SIGKILL after a deadline). */
   stop(): Promise<void>;
 }
 
