@@ -74,6 +74,10 @@ export async function podmanEnv(): Promise<NodeJS.ProcessEnv> {
     [
       "[containers]",
       'default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]',
+      // No network unless asked for: podman's default bridge would add a
+      // device, firewall rules and /run/netns to the host and let a container
+      // reach beyond it. Builds and tests that need one say --network=host.
+      'netns = "none"',
       "[engine]",
       'runtime = "runc"',
       'cgroup_manager = "cgroupfs"',
