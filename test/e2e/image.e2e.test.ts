@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildImage, type ImageBuild } from "../../scripts/image/main.ts";
-import { podmanEnv } from "../../scripts/image/host.ts";
+import { ensurePackages, podmanEnv } from "../../scripts/image/host.ts";
 import { startControlPlane, type ControlPlane } from "../../tools/sandbox/controlplane.ts";
 import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { eventually } from "../support/kube.ts";
@@ -52,6 +52,7 @@ function walk(root: string, dir = ""): string[] {
 }
 
 beforeAll(async () => {
+  await ensurePackages({ nft: "nftables" }); // to read the host's firewall afterwards
   image = await buildImage({ tag: "localhost/neon-cloud-operator:e2e" });
   env = await podmanEnv();
   process.stdout.write(
@@ -66,10 +67,10 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
   // Containers got the host's network or none: podman set up no bridge, no
   // firewall rules and no network namespaces on the host.
-  const links = (await exec("ip", ["-o", "link", "show"])).stdout;
+  const links = readdirSync("/sys/class/net").join(" ");
   expect(links).not.toMatch(/cni-podman|podman\d|veth/);
-  const firewall = (await exec("iptables-save")).stdout;
-  expect(firewall).not.toMatch(/CNI|NETAVARK/);
+  const firewall = (await exec("nft", ["list", "ruleset"])).stdout;
+  expect(firewall).not.toMatch(/CNI|NETAVARK|PODMAN/i);
 });
 
 describe("the operator's image", () => {
