@@ -2,7 +2,7 @@
 // tooling needs (installed with apt-get when missing), podman's configuration
 // for a machine of this kind, and small helpers to run commands.
 import { execFile, spawn } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { cacheBase } from "../../tools/sandbox/go-build.ts";
@@ -31,9 +31,12 @@ export async function output(cmd: string, args: string[], env?: NodeJS.ProcessEn
   return stdout;
 }
 
+/** The system's directories only: npm puts node_modules/.bin first, where a package may shadow one (`nft`). */
+export const systemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 async function has(command: string): Promise<boolean> {
   try {
-    await output("sh", ["-c", `command -v ${command}`]);
+    await output("sh", ["-c", `command -v ${command}`], { ...process.env, PATH: systemPath });
     return true;
   } catch {
     return false;
@@ -97,4 +100,17 @@ export async function podmanEnv(): Promise<NodeJS.ProcessEnv> {
     ].join("\n"),
   );
   return { ...process.env, CONTAINERS_CONF: containersConf, CONTAINERS_STORAGE_CONF: storageConf };
+}
+
+/**
+ * Paths outside its own directories that podman and runc write whatever they
+ * are told: runc's state directory, podman's blob-info cache, the CNI lock.
+ */
+export const podmanHostPaths = ["/run/runc", "/var/lib/containers/cache", "/etc/cni/net.d/cni.lock"];
+
+/** Removes podmanHostPaths once no container of ours runs (podman recreates them when needed). */
+export async function cleanHost(env: NodeJS.ProcessEnv): Promise<void> {
+  if ((await output("podman", ["ps", "--quiet"], env).catch(() => "")).trim() !== "") return;
+  for (const path of podmanHostPaths) await rm(path, { recursive: true, force: true });
+  await rmdir("/var/lib/containers").catch(() => undefined); // only if empty
 }

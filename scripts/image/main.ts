@@ -10,7 +10,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { localBases } from "./base.ts";
-import { ensurePackages, imagePackages, output, podmanEnv, run } from "./host.ts";
+import { cleanHost, ensurePackages, imagePackages, output, podmanEnv, run } from "./host.ts";
 
 const repoRoot = resolve(import.meta.dirname, "..", "..");
 
@@ -106,6 +106,7 @@ export async function buildImage(
   const size = Number(
     (await output("podman", ["image", "inspect", "--format", "{{.Size}}", tag], env)).trim(),
   );
+  await cleanHost(env);
   return { tag, bases, size, seconds: (Date.now() - started) / 1000 };
 }
 

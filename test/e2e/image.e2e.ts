@@ -3,7 +3,7 @@
 // capabilities. It talks to a real control plane and the emulator over the
 // host's loopback.
 import { execFile } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { chmod, copyFile, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildImage, type ImageBuild } from "../../scripts/image/main.ts";
-import { ensurePackages, podmanEnv } from "../../scripts/image/host.ts";
+import { cleanHost, ensurePackages, podmanEnv, podmanHostPaths } from "../../scripts/image/host.ts";
 import { startControlPlane, type ControlPlane } from "../../tools/sandbox/controlplane.ts";
 import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { eventually } from "../support/kube.ts";
@@ -65,11 +65,22 @@ afterAll(async () => {
   await emulator?.close();
   await controlPlane?.stop();
   if (work) await rm(work, { recursive: true, force: true });
+  await cleanHost(env);
+  for (const path of [
+    ...podmanHostPaths,
+    "/var/lib/containers",
+    "/var/lib/cni",
+    "/run/libpod",
+    "/run/containers",
+  ]) {
+    expect(existsSync(path), `${path} left behind`).toBe(false);
+  }
   // Containers got the host's network or none: podman set up no bridge, no
   // firewall rules and no network namespaces on the host.
   const links = readdirSync("/sys/class/net").join(" ");
   expect(links).not.toMatch(/cni-podman|podman\d|veth/);
-  const firewall = (await exec("nft", ["list", "ruleset"])).stdout;
+  // The system's nft, not node_modules/.bin/nft (a file tracer of the same name).
+  const firewall = (await exec("/usr/sbin/nft", ["list", "ruleset"])).stdout;
   expect(firewall).not.toMatch(/CNI|NETAVARK|PODMAN/i);
 });
 
