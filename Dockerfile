@@ -1,30 +1,54 @@
-# The operator's container image. Build: docker build -t <registry>/neon-cloud-operator:<version> .
+# The operator's container image.
+#   docker build -t <registry>/neon-cloud-operator:<version> .
+#   npm run image            (no Docker engine: podman, with a locally built base
+#                             when the official ones cannot be pulled; docs/install.md)
 #
-# The steps, as plain commands (a test mirrors them outside Docker):
-#   build stage:   npm ci && npm run build                  -> dist/
-#   runtime stage: npm ci --omit=dev --ignore-scripts       -> production node_modules/ only
-#                  copy dist/ and crds/; run as uid 65532
-#   start:         node --optimize-for-size dist/cli.js run (configured by NEON_OPERATOR_* variables)
-# Nothing is written outside /tmp at run time, so the root filesystem can be
-# read-only (deploy/ mounts an emptyDir at /tmp).
+# Three stages: `build` compiles dist/ from src/, `deps` installs the production
+# dependencies, and `runtime` holds only node, dist/, crds/ and those
+# dependencies: no package manager, no shell, nothing of tools/ or test/. It
+# runs as uid 65532 and writes nothing outside /tmp, so the root filesystem can
+# be read-only (deploy/ mounts an emptyDir at /tmp).
+#
+# Registry and CA settings of the build host come in as build secrets, never as
+# layers: `--secret id=npmrc,src=<npm user config>` and `--secret id=ca,src=<CA
+# bundle>`; both are optional.
 
-# Node 24, the version the package's `node` devDependency pins.
-ARG NODE_IMAGE=node:24.21.0-trixie-slim
+# Node 24, the version the package's `node` devDependency pins; a Debian with npm
+# for the build stages, a distroless Node (no shell, no package manager) to run.
+ARG BUILD_IMAGE=node:24.21.0-trixie-slim
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
 
-FROM ${NODE_IMAGE} AS build
+FROM ${BUILD_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN --mount=type=secret,id=npmrc --mount=type=secret,id=ca \
+    NPM_CONFIG_USERCONFIG=/run/secrets/npmrc NODE_EXTRA_CA_CERTS=/run/secrets/ca \
+    npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build
+# tsc itself, not `npm run build`: the `node` devDependency's install script
+# (skipped above) is what would put a node on the scripts' PATH.
+RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
 
-FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production
+FROM ${BUILD_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Production dependencies only; none of them needs an install script.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN --mount=type=secret,id=npmrc --mount=type=secret,id=ca \
+    NPM_CONFIG_USERCONFIG=/run/secrets/npmrc NODE_EXTRA_CA_CERTS=/run/secrets/ca \
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# Type declarations and source maps are for editors and debuggers, not for
+# node: about 40 MB, mostly of @kubernetes/client-node.
+RUN find node_modules -type f \( -name "*.d.ts" -o -name "*.d.mts" -o -name "*.d.cts" -o -name "*.map" \) -delete
+
+FROM ${RUNTIME_IMAGE} AS runtime
+ENV NODE_ENV=production
+# The distroless image keeps node in /nodejs/bin, off the default PATH.
+ENV PATH=/nodejs/bin:/usr/local/bin:/usr/bin:/bin
+WORKDIR /app
+# package.json: "type": "module" makes dist/*.js ES modules.
+COPY package.json ./
+COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY crds ./crds
 # Root owns the files, the process runs as an unprivileged user that cannot change them.

@@ -27,6 +27,11 @@ import (
 
 const adminKubeconfig = "admin.kubeconfig"
 
+// shutdownGrace is how long serve waits, after SIGTERM, for the API server's
+// own graceful shutdown before it closes etcd and exits. Nothing here needs
+// in-flight requests to finish: tests stop the control plane at the end.
+const shutdownGrace = 2 * time.Second
+
 // freePort asks the kernel for an unused loopback port. Another process could
 // take it before we bind; serve is retried by its callers in that rare case.
 func freePort() (int, error) {
@@ -250,7 +255,13 @@ func serve(dir string, exitOnStdinClose bool) (err error) {
 	}
 
 	// NewAPIServerCommand installs the process's SIGINT/SIGTERM handler and
-	// shuts the API server down gracefully on the first signal.
+	// starts a graceful shutdown on the first signal; but that shutdown waits
+	// for the HTTP server to drain, which can take longer than any caller waits
+	// (it was still running 40 s after SIGTERM). We watch the same signals to
+	// stop the controllers, give the API server a short grace and then close
+	// etcd ourselves.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	apiCmd := apiserverapp.NewAPIServerCommand()
 	apiCmd.SetArgs(apiserverArgs(dir, etcdURL, port))
 	apiDone := make(chan error, 1)
@@ -267,8 +278,10 @@ func serve(dir string, exitOnStdinClose bool) (err error) {
 		}
 	}
 
+	kcmCtx, stopControllers := context.WithCancel(context.Background())
+	defer stopControllers()
 	go func() {
-		if err := runControllerManager(context.Background(), kubeconfig); err != nil {
+		if err := runControllerManager(kcmCtx, kubeconfig); err != nil && kcmCtx.Err() == nil {
 			fmt.Fprintf(os.Stderr, "controlplane: kube-controller-manager exited: %v\n", err)
 		}
 	}()
@@ -289,7 +302,17 @@ func serve(dir string, exitOnStdinClose bool) (err error) {
 		}()
 	}
 
-	err = <-apiDone
+	select {
+	case err = <-apiDone:
+	case <-signals:
+		// The controllers' watches are the API server's last clients.
+		stopControllers()
+		select {
+		case err = <-apiDone:
+		case <-time.After(shutdownGrace):
+			fmt.Fprintf(os.Stderr, "controlplane: kube-apiserver still draining after %s; stopping etcd\n", shutdownGrace)
+		}
+	}
 	// A second signal during shutdown would make the API server's handler
 	// exit the process at once; take over signals so cleanup still runs.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM)

@@ -1,7 +1,8 @@
 // Builds and runs the local Kubernetes control plane of test/controlplane/ (a
 // Go module: embedded etcd + kube-apiserver + a few kube-controller-manager
 // controllers) and kubectl of the same release. Used by the test suites and by
-// the sandbox; it needs a source checkout and a Go toolchain.
+// the sandbox; it needs a source checkout (Go comes from PATH, or is fetched:
+// go-toolchain.ts).
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
@@ -37,7 +38,7 @@ export interface ControlPlane {
   binaries: ControlPlaneBinaries;
   /** Writes a kubeconfig that authenticates as `user` in `groups` and returns its path. */
   mintUser(user: string, groups?: string[]): Promise<string>;
-  /** SIGTERM, wait for a clean exit (SIGKILL after a deadline). */
+  /** SIGTERM, wait for a clean exit (about 1 s; SIGKILL after a deadline). */
   stop(): Promise<void>;
 }
 

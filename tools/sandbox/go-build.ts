@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdir, open, readFile, readdir, rename, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { goCommand } from "./go-toolchain.ts";
 
 export type Log = (line: string) => void;
 
@@ -95,8 +96,10 @@ export interface GoTool {
 
 /** Builds each tool that is not in the cache yet, from `moduleDir`. */
 export async function buildGoTools(moduleDir: string, tools: GoTool[], log: Log = stderrLog): Promise<void> {
-  // GOTOOLCHAIN=local: never download a toolchain; GOFLAGS=-mod=mod: go.sum pins everything.
+  // GOTOOLCHAIN=local: the go command never switches itself (goCommand picked one);
+  // GOFLAGS=-mod=mod: go.sum pins everything.
   const env = { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod", CGO_ENABLED: "0" };
+  let go: string | undefined;
   for (const tool of tools) {
     if (existsSync(tool.binary)) continue;
     await mkdir(join(tool.binary, ".."), { recursive: true });
@@ -104,8 +107,9 @@ export async function buildGoTools(moduleDir: string, tools: GoTool[], log: Log 
       log(`${tool.describe}; the first build takes a few minutes`);
       const started = Date.now();
       const tmp = `${tool.binary}.tmp-${process.pid}`;
+      go ??= await goCommand(moduleDir, join(cacheBase(), "go"), log);
       await run(
-        "go",
+        go,
         ["build", "-trimpath", `-ldflags=${tool.ldflags.join(" ")}`, "-o", tmp, tool.pkg],
         moduleDir,
         env,
