@@ -131,6 +131,7 @@ export class PlatformClient implements OperationsSource {
           return usual === undefined || late === undefined ? undefined : Math.max(late, usual * 1.15);
         },
         typical: (ops) => this.durations.expected(ops),
+        confirm: (projectId, ids) => this.operationsTracker(projectId).refresh(ids, { pollIntervalMs: 1 }),
       });
     }
     this.trackerOptions = {

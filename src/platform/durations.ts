@@ -21,7 +21,10 @@ export class OperationDurations {
 
   /** Learns from an operation, once per id; only finished ones with sane times count. */
   observe(
-    operation: Pick<Operation, "action" | "status" | "createdAt" | "updatedAt"> & { id?: string },
+    operation: Pick<Operation, "action" | "status" | "createdAt" | "updatedAt"> & {
+      id?: string;
+      totalDurationMs?: number | undefined;
+    },
   ): void {
     if (operation.status !== "finished") return;
     if (operation.id !== undefined) {
@@ -30,7 +33,8 @@ export class OperationDurations {
       if (this.seen.size >= 10_000) this.seen.clear();
       this.seen.add(operation.id);
     }
-    const ms = Date.parse(operation.updatedAt) - Date.parse(operation.createdAt);
+    // total_duration_ms when the platform sends it: its timestamps have whole seconds only.
+    const ms = operation.totalDurationMs ?? Date.parse(operation.updatedAt) - Date.parse(operation.createdAt);
     if (!Number.isFinite(ms) || ms < 0) return;
     const before = this.typical.get(operation.action);
     this.typical.set(

@@ -30,6 +30,12 @@ export interface MutationGateOptions {
   /** After a 423, the project's next try comes this much later (doubling after the third in a row). Default 250 ms. */
   lockedProbeMs?: number;
   /** Longest wait for a turn inside a call with a ticket; beyond it ProjectBusyError is thrown. Default 500 ms. */
+  /**
+   * Looks at the project's running operations with one list (which reports back through
+   * `observe`). Used instead of a probing mutation when their end was only guessed: a list costs
+   * a request as a 423 does, and teaches how long operations take.
+   */
+  confirm?: (projectId: string, operationIds: readonly string[]) => Promise<unknown>;
   maxInlineWaitMs?: number;
   now?: () => number;
 }
@@ -51,6 +57,8 @@ interface Project {
   turnMs: number;
   /** 423s in a row: each moves the next try twice as far (another actor's long change). */
   lockedInARow: number;
+  /** `busyUntil` is a guess (their duration was unknown): a list confirms before a mutation probes. */
+  guessed: boolean;
 }
 
 /** The furthest a 423 moves the project's next try. */
@@ -88,6 +96,7 @@ export class MutationGate {
         answeredAt: 0,
         turnMs: this.unknownMs,
         lockedInARow: 0,
+        guessed: false,
       };
       this.projects.set(projectId, p);
     }
@@ -120,6 +129,18 @@ export class MutationGate {
     for (;;) {
       options.signal?.throwIfAborted();
       const now = this.now();
+      if (!p.sending && p.busyUntil <= now && p.guessed && this.options.confirm && p.running.size > 0) {
+        p.guessed = false;
+        p.sending = true;
+        try {
+          await this.options.confirm(projectId, [...p.running.keys()]);
+        } catch {
+          // Only a look: the mutation below probes instead.
+        } finally {
+          p.sending = false;
+        }
+        continue;
+      }
       if (!p.sending && p.busyUntil <= now) {
         p.sending = true;
         p.waiting.delete(ticket);
@@ -173,7 +194,9 @@ export class MutationGate {
       p.busyUntil = now;
       return;
     }
-    const expected = this.options.expected(running) ?? this.unknownMs;
+    const known = this.options.expected(running);
+    const expected = known ?? this.unknownMs;
+    p.guessed = known === undefined;
     p.turnMs = this.options.typical(running) ?? p.turnMs;
     p.busyUntil = now + expected;
     for (const op of running) p.running.set(op.id, now + expected);
@@ -189,11 +212,19 @@ export class MutationGate {
     const now = this.now();
     const seen = new Map(operations.map((op) => [op.id, op]));
     for (const op of operations) {
-      if (isSettled(op) || p.running.has(op.id)) continue;
-      const end = Date.parse(op.createdAt) + (this.options.expected([op]) ?? this.unknownMs);
+      if (isSettled(op)) continue;
+      // Still running, its own or another actor's: it ends when such operations usually do.
+      const known = this.options.expected([op]);
+      // How long it has run: total_duration_ms at the list's time (timestamps have whole seconds).
+      const started =
+        op.totalDurationMs !== undefined ? listedAt - op.totalDurationMs : Date.parse(op.createdAt);
+      const end = started + (known ?? this.unknownMs);
       const expectedEnd = Math.max(Number.isNaN(end) ? now : end, now + this.probeMs);
       p.running.set(op.id, expectedEnd);
-      p.busyUntil = Math.max(p.busyUntil, expectedEnd);
+      if (expectedEnd > p.busyUntil) {
+        p.busyUntil = expectedEnd;
+        p.guessed = known === undefined;
+      }
     }
     let anyRunning = false;
     for (const [id, end] of p.running) {
