@@ -58,3 +58,16 @@ export function trackedOperations(
 export function operationsRunning(operations: readonly EndpointOperation[] | undefined): boolean {
   return (operations ?? []).some((op) => !isSettled(op));
 }
+
+/** The same operations in the same states (nothing new to tell a user). */
+export function sameOperations(
+  a: readonly EndpointOperation[] | undefined,
+  b: readonly EndpointOperation[],
+): boolean {
+  return (
+    a?.length === b.length &&
+    a.every(
+      (op, i) => op.id === b[i]?.id && op.status === b[i].status && op.failuresCount === b[i].failuresCount,
+    )
+  );
+}

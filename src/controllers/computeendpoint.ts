@@ -33,6 +33,7 @@ import { firstLook, nextPoll, observeInterval, observeMaxAge } from "./computeen
 import {
   observedFields,
   operationsRunning,
+  sameOperations,
   statusOperations,
   trackedOperations,
 } from "./computeendpoint-status.ts";
@@ -93,9 +94,21 @@ class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S,
         spec.projectId,
         trackedOperations(operations ?? [], spec.projectId, status.endpointId),
       );
+      const before = operations;
       operations = statusOperations(outcome.operations);
       if (outcome.state === "running") {
-        const [reason, message] = waitingFor(outcome);
+        let [reason, message] = waitingFor(outcome);
+        // Nothing new (the same operations in the same states, this generation): the status keeps
+        // saying what is under way ("Creating", "Updating", ...), and a poll writes nothing.
+        const ready = status.conditions?.find((c) => c.type === "Ready");
+        if (
+          reason === "OperationsRunning" &&
+          ready?.status === "False" &&
+          sameOperations(before, operations) &&
+          status.observedGeneration === pass.obj.metadata.generation
+        ) {
+          [reason, message] = [ready.reason, ready.message];
+        }
         return {
           state: "busy",
           status: { operations },
