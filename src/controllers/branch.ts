@@ -11,16 +11,15 @@ import {
   type Branch,
   type BranchMutation,
   type BranchPatch,
-  type Operation,
-  type OperationsOutcome,
 } from "../platform/index.ts";
-import { objectKey, type Controller, type KubeObject } from "../runtime/index.ts";
+import type { Controller, KubeObject } from "../runtime/index.ts";
 import { resolveParent, type BranchObject } from "./branch-parent.ts";
 import { creationExpiry, desiredName, expiryProblem, plan, usable, vanished } from "./branch-plan.ts";
 import { operationsRunning, statusOperations, trackedOperations } from "./computeendpoint-status.ts";
 import { firstLook, nextPoll } from "./computeendpoint-polling.ts";
 import { managedController } from "./managed/controller.ts";
 import { Problem } from "./managed/failures.ts";
+import { describeOperations, mutationOptions, waitingFor } from "./managed/operations.ts";
 import type {
   Change,
   Deletion,
@@ -83,7 +82,7 @@ class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
       if (outcome.state === "failed") {
         throw new Problem<S>(
           "OperationFailed",
-          `operation ${describeOps(outcome.failed)} failed (failures_count ${outcome.failuresCount})`,
+          `operation ${describeOperations(outcome.failed)} failed (failures_count ${outcome.failuresCount})`,
           { status: { operations } },
         );
       }
@@ -157,7 +156,7 @@ class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
           ...(spec.protected === undefined ? {} : { protected: spec.protected }),
           ...(expiresAt === undefined ? {} : { expiresAt }),
         },
-        call(pass),
+        mutationOptions(pass),
       );
     } catch (err) {
       throw platformProblem(err, spec);
@@ -179,7 +178,7 @@ class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
     if (!patch || !branchId) throw new Error("update without a planned change");
     let result: BranchMutation;
     try {
-      result = await pass.client.updateBranch(pass.spec.projectId, branchId, patch, call(pass));
+      result = await pass.client.updateBranch(pass.spec.projectId, branchId, patch, mutationOptions(pass));
     } catch (err) {
       throw platformProblem(err, pass.spec);
     }
@@ -207,7 +206,7 @@ class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
     if (!branch) return { gone: true };
     let result: BranchMutation | undefined;
     try {
-      result = await pass.client.deleteBranch(pass.spec.projectId, branch.id, call(pass));
+      result = await pass.client.deleteBranch(pass.spec.projectId, branch.id, mutationOptions(pass));
     } catch (err) {
       if (err instanceof NotFoundError) return { gone: true };
       if (err instanceof UnprocessableError) {
@@ -286,24 +285,6 @@ function observedFields(branch: Branch): Partial<S> {
 function untilExpiry(branch: Branch, now: Date): number | undefined {
   if (branch.expiresAt === undefined) return undefined;
   return Math.max(Date.parse(branch.expiresAt) - now.getTime(), 0) + 1_000;
-}
-
-/** A mutation's options: the pass's signal, and the resource as its ticket in the project's gate. */
-function call(pass: BrPass): { signal: AbortSignal; ticket: string } {
-  return { signal: pass.signal, ticket: objectKey(pass.obj) };
-}
-
-function waitingFor(outcome: Extract<OperationsOutcome, { state: "running" }>): [string, string] {
-  if (outcome.retrying.length === 0)
-    return ["OperationsRunning", `waiting for ${describeOps(outcome.running)}`];
-  const retries = outcome.retrying
-    .map((op) => `${op.action} ${op.id} failed (failures_count ${op.failuresCount}); retry at ${op.retryAt}`)
-    .join(", ");
-  return ["OperationRetrying", `the platform is retrying: ${retries}`];
-}
-
-function describeOps(ops: readonly Pick<Operation, "action" | "id">[]): string {
-  return ops.map((op) => `${op.action} ${op.id}`).join(", ");
 }
 
 /** Names what the platform refused in the resource's own terms. */

@@ -7,7 +7,6 @@ import {
   ComputeEndpointSpec,
   computeEndpointKind,
   type ComputeEndpointStatus,
-  type EndpointOperation,
   type ResolvedComputeEndpointSpec,
 } from "../api/computeendpoint.ts";
 import { restartedAtAnnotation } from "../api/group.ts";
@@ -16,7 +15,6 @@ import {
   NotFoundError,
   type Endpoint,
   type EndpointMutation,
-  type OperationsOutcome,
   type PlatformClient,
 } from "../platform/index.ts";
 import { objectKey, type Controller, type KubeObject } from "../runtime/index.ts";
@@ -39,6 +37,7 @@ import {
 } from "./computeendpoint-status.ts";
 import { managedController } from "./managed/controller.ts";
 import { Problem } from "./managed/failures.ts";
+import { describeOperations, mutationOptions, waitingFor } from "./managed/operations.ts";
 import type {
   Change,
   Deletion,
@@ -121,7 +120,7 @@ class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S,
         // Retried with backoff: the next pass observes and re-applies what still differs.
         throw new Problem<S>(
           "OperationFailed",
-          `operation ${describeOps(outcome.failed)} failed (failures_count ${outcome.failuresCount})`,
+          `operation ${describeOperations(outcome.failed)} failed (failures_count ${outcome.failuresCount})`,
           { status: { operations } },
         );
       }
@@ -206,7 +205,7 @@ class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S,
     if (!next || !endpointId) throw new Error("update without a planned change");
     const { client, spec, events } = pass;
     const { projectId } = spec;
-    const options = call(pass);
+    const options = mutationOptions(pass);
     let result: EndpointMutation;
     let reason: string;
     let message: string;
@@ -289,7 +288,7 @@ class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S,
     }
     if (!endpoint) return { gone: true };
     try {
-      await pass.client.deleteEndpoint(pass.spec.projectId, endpoint.id, call(pass));
+      await pass.client.deleteEndpoint(pass.spec.projectId, endpoint.id, mutationOptions(pass));
       pass.events.normal("Deleted", "Delete", `deleted endpoint ${endpoint.id}`);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
@@ -338,14 +337,6 @@ class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S,
   }
 }
 
-/**
- * A mutation's options: the pass's signal (a replica that stops acting aborts it) and the
- * resource as its ticket in the project's mutation gate (turns are taken in the order asked).
- */
-function call(pass: CePass): { signal: AbortSignal; ticket: string } {
-  return { signal: pass.signal, ticket: objectKey(pass.obj) };
-}
-
 /** Two resources of this cluster must not both create the read-write endpoint of one branch. */
 function checkBranchClaim(pass: CePass): void {
   const { spec, obj } = pass;
@@ -379,23 +370,6 @@ function claimOrder(obj: KubeObject): string {
 /** Serving, or suspended and ready to wake on the next connection. */
 function usable(endpoint: Endpoint): boolean {
   return endpoint.currentState === "active" || endpoint.currentState === "idle";
-}
-
-/**
- * What a resource waiting on its change's operations reads: the platform retrying a failed one
- * (`failed` with `retry_at` is not final) is named as such, with its failure count and next try.
- */
-function waitingFor(outcome: Extract<OperationsOutcome, { state: "running" }>): [string, string] {
-  if (outcome.retrying.length === 0)
-    return ["OperationsRunning", `waiting for ${describeOps(outcome.running)}`];
-  const retries = outcome.retrying
-    .map((op) => `${op.action} ${op.id} failed (failures_count ${op.failuresCount}); retry at ${op.retryAt}`)
-    .join(", ");
-  return ["OperationRetrying", `the platform is retrying: ${retries}`];
-}
-
-function describeOps(ops: readonly Pick<EndpointOperation, "action" | "id">[]): string {
-  return ops.map((op) => `${op.action} ${op.id}`).join(", ");
 }
 
 /** Names what the platform refused in the resource's own terms. */
