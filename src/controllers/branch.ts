@@ -15,11 +15,11 @@ import {
 import type { Controller, KubeObject } from "../runtime/index.ts";
 import { resolveParent, type BranchObject } from "./branch-parent.ts";
 import { creationExpiry, desiredName, expiryProblem, plan, usable, vanished } from "./branch-plan.ts";
-import { operationsRunning, statusOperations, trackedOperations } from "./computeendpoint-status.ts";
+import { statusOperations } from "./computeendpoint-status.ts";
 import { firstLook, nextPoll } from "./computeendpoint-polling.ts";
 import { managedController } from "./managed/controller.ts";
 import { Problem } from "./managed/failures.ts";
-import { describeOperations, mutationOptions, waitingFor } from "./managed/operations.ts";
+import { lastChange, mutationOptions } from "./managed/operations.ts";
 import type {
   Change,
   Deletion,
@@ -62,31 +62,9 @@ class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
   async observe(pass: BrPass): Promise<Observation<S, BranchPatch>> {
     const { spec, status } = pass;
     // 1. The create is still running on the platform (the branch is `init` until it ends).
-    let operations = status.operations;
-    if (operationsRunning(operations)) {
-      const outcome = await pass.client.waitForOperations(
-        spec.projectId,
-        trackedOperations(operations ?? [], spec.projectId, undefined),
-      );
-      operations = statusOperations(outcome.operations);
-      if (outcome.state === "running") {
-        const [reason, message] = waitingFor(outcome);
-        return {
-          state: "busy",
-          status: { operations },
-          reason,
-          message,
-          retryAfterMs: nextPoll(outcome.retryAfterMs),
-        };
-      }
-      if (outcome.state === "failed") {
-        throw new Problem<S>(
-          "OperationFailed",
-          `operation ${describeOperations(outcome.failed)} failed (failures_count ${outcome.failuresCount})`,
-          { status: { operations } },
-        );
-      }
-    }
+    const last = await lastChange(pass, spec.projectId, undefined);
+    if (last.running) return last.observation;
+    const operations = last.operations;
 
     // 2. Find it: the adopted id, the recorded id, or its name.
     const { branch, list } = await this.find(pass);

@@ -27,17 +27,11 @@ import {
 import { branchRefIndex, branchRefKeys, branchRefWatch, withBranchRef } from "./computeendpoint-branchref.ts";
 import { createSpec, creationName } from "./computeendpoint-desired.ts";
 import { plan, type Plan } from "./computeendpoint-plan.ts";
-import { firstLook, nextPoll, observeInterval, observeMaxAge } from "./computeendpoint-polling.ts";
-import {
-  observedFields,
-  operationsRunning,
-  sameOperations,
-  statusOperations,
-  trackedOperations,
-} from "./computeendpoint-status.ts";
+import { firstLook, observeInterval, observeMaxAge } from "./computeendpoint-polling.ts";
+import { observedFields, statusOperations } from "./computeendpoint-status.ts";
 import { managedController } from "./managed/controller.ts";
 import { Problem } from "./managed/failures.ts";
-import { describeOperations, mutationOptions, waitingFor } from "./managed/operations.ts";
+import { lastChange, mutationOptions } from "./managed/operations.ts";
 import type {
   Change,
   Deletion,
@@ -87,44 +81,9 @@ class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S,
     // 1. The last change is still running on the platform: look again later. Once its operations
     // finish, the client's snapshot shows the endpoint in the state the change announced, so no
     // new list of the project is needed to see it.
-    let operations = status.operations;
-    if (operationsRunning(operations)) {
-      const outcome = await pass.client.waitForOperations(
-        spec.projectId,
-        trackedOperations(operations ?? [], spec.projectId, status.endpointId),
-      );
-      const before = operations;
-      operations = statusOperations(outcome.operations);
-      if (outcome.state === "running") {
-        let [reason, message] = waitingFor(outcome);
-        // Nothing new (the same operations in the same states, this generation): the status keeps
-        // saying what is under way ("Creating", "Updating", ...), and a poll writes nothing.
-        const ready = status.conditions?.find((c) => c.type === "Ready");
-        if (
-          reason === "OperationsRunning" &&
-          ready?.status === "False" &&
-          sameOperations(before, operations) &&
-          status.observedGeneration === pass.obj.metadata.generation
-        ) {
-          [reason, message] = [ready.reason, ready.message];
-        }
-        return {
-          state: "busy",
-          status: { operations },
-          reason,
-          message,
-          retryAfterMs: nextPoll(outcome.retryAfterMs),
-        };
-      }
-      if (outcome.state === "failed") {
-        // Retried with backoff: the next pass observes and re-applies what still differs.
-        throw new Problem<S>(
-          "OperationFailed",
-          `operation ${describeOperations(outcome.failed)} failed (failures_count ${outcome.failuresCount})`,
-          { status: { operations } },
-        );
-      }
-    }
+    const last = await lastChange(pass, spec.projectId, status.endpointId);
+    if (last.running) return last.observation;
+    const operations = last.operations;
 
     // 2. Find it: the adopted id, the recorded id, or the name given on creation.
     const endpoint = await this.find(pass.client, pass.obj, spec);
