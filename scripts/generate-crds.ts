@@ -2,8 +2,9 @@
 // the copies that kustomize (deploy/crds/) and Helm (the chart's files/crds/)
 // need because neither loads files from outside its own folder; the field
 // reference under docs/reference/; and the RBAC rules (src/api/rbac.ts) of
-// deploy/base, deploy/namespaced and the Helm chart.
-import { mkdir, writeFile } from "node:fs/promises";
+// deploy/base, deploy/namespaced and the Helm chart; and the chart's copies of
+// the alerts and dashboard components.
+import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { crdFileName, kinds } from "../src/api/index.ts";
 import { rbacFiles } from "../src/api/rbac-files.ts";
@@ -36,5 +37,17 @@ for (const kind of kinds) {
 for (const [path, render] of Object.entries(rbacFiles)) {
   const file = join(root, path);
   await writeFile(file, render());
+  process.stdout.write(`wrote ${file}\n`);
+}
+
+// The chart's optional alerts and dashboard are the kustomize components' own
+// files: written there once, copied because Helm reads no file outside its chart.
+const chartFiles = join(root, "deploy", "helm", "neon-cloud-operator", "files");
+for (const [from, to] of [
+  ["alerts/prometheusrule.yaml", "prometheusrule.yaml"],
+  ["dashboard/neon-cloud-operator.json", "dashboard.json"],
+]) {
+  const file = join(chartFiles, to);
+  await copyFile(join(root, "deploy", "components", from), file);
   process.stdout.write(`wrote ${file}\n`);
 }

@@ -118,6 +118,25 @@ export function openApiSchema(schema: z.ZodType): JsonSchema {
   return structural(z.toJSONSchema(schema, { target: "openapi-3.0", io: "input" }));
 }
 
+/**
+ * The status schema, defaulted so that an object the operator has not written to yet reads
+ * `status: {observedGeneration: 0}` rather than no status at all. The API server applies the
+ * defaults whenever it reads the object, so every client sees them: kstatus (Flux, `kubectl
+ * wait`, cli-utils) then reads "generation 1 not yet observed" (InProgress) instead of taking a
+ * status-less object for Current. The default claims nothing: generation 0 was never observed.
+ */
+function statusSchema(schema: z.ZodType): JsonSchema {
+  const status = openApiSchema(schema);
+  const properties = status.properties as Record<string, JsonSchema> | undefined;
+  const observed = properties?.observedGeneration;
+  if (observed === undefined) throw new Error("every status has observedGeneration");
+  return {
+    ...status,
+    default: {},
+    properties: { ...properties, observedGeneration: { ...observed, default: 0 } },
+  };
+}
+
 export function toCustomResourceDefinition(def: DefinedKind<z.ZodType, z.ZodType>): JsonSchema {
   return {
     apiVersion: "apiextensions.k8s.io/v1",
@@ -154,7 +173,7 @@ export function toCustomResourceDefinition(def: DefinedKind<z.ZodType, z.ZodType
                 kind: { type: "string" },
                 metadata: { type: "object" },
                 spec: openApiSchema(def.spec),
-                status: openApiSchema(def.status),
+                status: statusSchema(def.status),
               },
             },
           },

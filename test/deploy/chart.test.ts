@@ -9,6 +9,7 @@ test.each([
   ["the default values", {}],
   ["watchNamespaces", { watchNamespaces: "{team-a,team-b}" }],
   ["a ServiceMonitor", { "serviceMonitor.enabled": "true" }],
+  ["alerts and the dashboard", { "prometheusRule.enabled": "true", "dashboard.enabled": "true" }],
 ])("helm lint --strict passes with %s", async (_name, values) => {
   expect(await helmLint(values)).toContain("0 chart(s) failed");
 });

@@ -71,3 +71,28 @@ test("serviceMonitor.enabled renders the ServiceMonitor of the kustomize compone
   expect(fromHelm[identity]).toEqual(fromKustomize[identity]);
   expect(byIdentity(await helmTemplate())[identity]).toBeUndefined();
 });
+
+test("prometheusRule.enabled renders the PrometheusRule of the alerts component", async () => {
+  const fromKustomize = byIdentity(
+    await kustomizeOverlay({ resources: ["deploy/base"], components: ["deploy/components/alerts"] }),
+  );
+  const fromHelm = byIdentity(await helmTemplate({ "prometheusRule.enabled": "true" }));
+  const identity = "PrometheusRule neon-cloud-operator/neon-cloud-operator";
+  expect(fromKustomize[identity]).toBeDefined();
+  expect(fromHelm[identity]).toEqual(fromKustomize[identity]);
+  expect(byIdentity(await helmTemplate())[identity]).toBeUndefined();
+});
+
+test("dashboard.enabled renders the dashboard of the dashboard component, for Grafana's sidecar", async () => {
+  const fromKustomize = byIdentity(
+    await kustomizeOverlay({ resources: ["deploy/base"], components: ["deploy/components/dashboard"] }),
+  );
+  const fromHelm = byIdentity(await helmTemplate({ "dashboard.enabled": "true" }));
+  const identity = "ConfigMap neon-cloud-operator/neon-cloud-operator-dashboard";
+  const expected = fromKustomize[identity];
+  if (!expected) throw new Error(`the dashboard component renders no ${identity}`);
+  // Helm adds its usual labels; what Grafana needs is the sidecar's label and the same JSON.
+  expect(fromHelm[identity]?.metadata.labels).toMatchObject(expected.metadata.labels ?? {});
+  expect(fromHelm[identity]?.data).toEqual(expected.data);
+  expect(byIdentity(await helmTemplate())[identity]).toBeUndefined();
+});
