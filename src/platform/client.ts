@@ -692,24 +692,14 @@ export class PlatformClient implements OperationsSource {
     roleName: string,
     options: CallOptions = {},
   ): Promise<string> {
-    try {
-      const response = await this.run({
-        method: "GET",
-        template: "/projects/{project_id}/branches/{branch_id}/roles/{role_name}/reveal_password",
-        path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles/${id(roleName)}/reveal_password`,
-        schema: rolePasswordWire,
-        signal: options.signal,
-      });
-      return response.password;
-    } catch (err) {
-      if (err instanceof PlatformError && err.status === 412) {
-        throw new PasswordNotStoredError(
-          `project ${projectId} does not store role passwords (${err.message})`,
-          { route: err.route, status: 412, code: err.code, requestId: err.requestId },
-        );
-      }
-      throw err;
-    }
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/branches/{branch_id}/roles/{role_name}/reveal_password",
+      path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles/${id(roleName)}/reveal_password`,
+      schema: rolePasswordWire,
+      signal: options.signal,
+    }).catch(passwordNotStored(projectId));
+    return response.password;
   }
 
   /**
@@ -734,7 +724,10 @@ export class PlatformClient implements OperationsSource {
     return this.gate ? this.gate.run(projectId, send, (r) => r.operations, options) : send();
   }
 
-  /** A connection URI the platform builds for a role and database (with the role's password). */
+  /**
+   * A connection URI the platform builds for a role and database, with the role's password:
+   * PasswordNotStoredError (412) when the project does not store passwords.
+   */
   async connectionUri(
     projectId: string,
     query: ConnectionUriQuery,
@@ -753,7 +746,25 @@ export class PlatformClient implements OperationsSource {
       },
       schema: connectionUriWire,
       signal: options.signal,
-    });
+    }).catch(passwordNotStored(projectId));
     return response.uri;
   }
+}
+
+/** A 412 to a password read: the project does not store passwords. */
+function passwordNotStored(projectId: string): (err: unknown) => never {
+  return (err) => {
+    if (err instanceof PlatformError && err.status === 412) {
+      throw new PasswordNotStoredError(
+        `project ${projectId} does not store role passwords (${err.message})`,
+        {
+          route: err.route,
+          status: 412,
+          code: err.code,
+          requestId: err.requestId,
+        },
+      );
+    }
+    throw err;
+  };
 }
