@@ -9,7 +9,12 @@
 // the password again, or, where none is stored, by resetting again.
 import type { ComputeEndpointStatus, ResolvedComputeEndpointSpec } from "../api/computeendpoint.ts";
 import { rotatePasswordAtAnnotation } from "../api/group.ts";
-import { PasswordNotStoredError, type Operation, type PlatformClient } from "../platform/index.ts";
+import {
+  NotFoundError,
+  PasswordNotStoredError,
+  type Operation,
+  type PlatformClient,
+} from "../platform/index.ts";
 import { nextPoll } from "./computeendpoint-polling.ts";
 import {
   checkOwnership,
@@ -25,6 +30,7 @@ import { secretKind, type Secret } from "./credentials.ts";
 import { Problem } from "./managed/failures.ts";
 import { describeOperations, mutationOptions } from "./managed/operations.ts";
 import type { Pass, Published } from "./managed/types.ts";
+import type { KubeObject } from "../runtime/index.ts";
 
 type S = ComputeEndpointStatus;
 type CePass = Pass<ResolvedComputeEndpointSpec, S>;
@@ -73,11 +79,8 @@ interface Held {
 
 export class ConnectionSecrets {
   private readonly held = new Map<string, Held>();
-  /**
-   * What this replica last wrote per resource, and the Secret's resourceVersion before: until the
-   * cache moves past it, the cache lags behind the write and the write counts as current.
-   */
-  private readonly written = new Map<string, { key: string; before: string }>();
+  /** What this replica last wrote per resource (`writtenKey`). */
+  private readonly written = new Map<string, string>();
 
   /** Keeps the Secret current; returns when to look again while a reset's operations run. */
   async publish(pass: CePass): Promise<Published | undefined> {
@@ -104,13 +107,15 @@ export class ConnectionSecrets {
 
     const recorded = status.connectionSecret;
     const rotateAt = pass.obj.metadata.annotations?.[rotatePasswordAtAnnotation];
-    const justWritten = this.written.get(uid);
-    const lagging =
-      justWritten?.key === writtenKey(target) &&
-      justWritten.before === (secret?.metadata.resourceVersion ?? "");
+    // Right after this replica's own write the cache may not show it yet: then the Secret itself
+    // (one Kubernetes read, no platform request) tells whether it still is as written.
+    let shown: KubeObject | undefined = secret;
+    if (this.written.get(uid) === writtenKey(target) && !isCurrent(secret, target)) {
+      shown = await pass.kube.get<Secret>(secretKind, pass.obj.metadata.namespace, want.name);
+    }
     const step = secretStep({
-      current: (lagging || isCurrent(secret, target)) && recorded?.name === want.name,
-      exists: secret !== undefined,
+      current: isCurrent(shown, target) && recorded?.name === want.name,
+      exists: shown !== undefined,
       recorded,
       rotateAt,
     });
@@ -156,7 +161,15 @@ export class ConnectionSecrets {
       databaseName: target.database,
       roleName: target.role,
     };
-    const direct = parseConnectionUri(await client.connectionUri(target.projectId, query, { signal }));
+    const uri = await client.connectionUri(target.projectId, query, { signal }).catch((err: unknown) => {
+      if (!(err instanceof NotFoundError)) throw err;
+      throw new Problem(
+        "ConnectionTargetNotFound",
+        `role "${target.role}" or database "${target.database}" not found on branch ${target.branchId}: ${err.message}`,
+        { retryAfterMs: 60_000, stalled: true },
+      );
+    });
+    const direct = parseConnectionUri(uri);
     if (!direct.password) {
       throw new PasswordNotStoredError("the platform's connection URI carries no password", {
         route: "GET /projects/{project_id}/connection_uri",
@@ -250,12 +263,8 @@ export class ConnectionSecrets {
     connection: Connection,
     rotateAt: string | undefined,
   ): Promise<void> {
-    const before = pass.cache<Secret>(secretKind).get(pass.obj.metadata.namespace, target.name);
     await writeConnectionSecret(pass.kube, pass.obj, target, connection);
-    this.written.set(pass.obj.metadata.uid ?? "", {
-      key: writtenKey(target),
-      before: before?.metadata.resourceVersion ?? "",
-    });
+    this.written.set(pass.obj.metadata.uid ?? "", writtenKey(target));
     const recorded = pass.status.connectionSecret;
     // The first Secret takes the annotation as acted upon (as restartedAt on creation): a
     // manifest that carries it from the start does not reset a fresh password.
