@@ -57,6 +57,39 @@ export const ComputeUnits = z
   );
 export type ComputeUnits = z.infer<typeof ComputeUnits>;
 
+/** A Postgres identifier (role or database name): at most 63 bytes, as Postgres truncates longer ones. */
+const pgIdentifier = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(63)
+    .refine((v) => Buffer.byteLength(v, "utf8") <= 63 && !v.includes("\0"), {
+      message: `${what} must be at most 63 bytes with no NUL character`,
+    });
+
+export const ConnectionSecret = z
+  .object({
+    name: objectName.describe(
+      "Name of the Secret to write in this namespace; it is owned by this ComputeEndpoint and goes with it.",
+    ),
+    role: pgIdentifier("connectionSecret.role").describe(
+      "The Postgres role (user) to connect as, for example neondb_owner.",
+    ),
+    database: pgIdentifier("connectionSecret.database").describe(
+      "The database to connect to, for example neondb.",
+    ),
+    allowPasswordReset: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Consent to reset the role's password when the project does not store passwords (the only way to get one then). A reset drops the role's live connections. Without it such a resource reports PasswordNotStored.",
+      ),
+  })
+  .describe(
+    "Write a Secret with the connection settings for a role and database: DATABASE_URL, DATABASE_URL_POOLED, PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE.",
+  );
+export type ConnectionSecret = z.infer<typeof ConnectionSecret>;
+
 export const ComputeEndpointSpec = z
   .object({
     projectId: platformId
@@ -119,6 +152,7 @@ export const ComputeEndpointSpec = z
     connectionConfigMapName: objectName
       .optional()
       .describe("Publish connection details (host, pooled host, port, ids, sslmode) to this ConfigMap."),
+    connectionSecret: ConnectionSecret.optional(),
   })
   .describe("The desired endpoint.")
   .meta(
@@ -131,6 +165,11 @@ export const ComputeEndpointSpec = z
       {
         rule: "has(self.branchId) != has(self.branchRef)",
         message: "set exactly one of branchId and branchRef",
+      },
+      {
+        rule: "!has(self.connectionSecret) || !has(self.credentials) || self.connectionSecret.name != self.credentials.secretName",
+        message: "connectionSecret.name must not be the Secret of spec.credentials",
+        fieldPath: ".connectionSecret.name",
       },
       {
         rule: "self.managementPolicy != 'ObserveOnly' || has(self.endpointId)",
@@ -181,6 +220,24 @@ export const ComputeEndpointStatus = z
     maxConnections: z.int().optional().describe("max_connections implied by the minimum compute size."),
     operations: z.array(EndpointOperation).optional().describe("Operations of the last change."),
     restartedAt: z.string().optional().describe("The restartedAt annotation value last acted upon."),
+    connectionSecret: z
+      .object({
+        name: z.string().optional().describe("The Secret last written."),
+        role: z.string().optional(),
+        database: z.string().optional(),
+        passwordRotatedAt: z
+          .string()
+          .optional()
+          .describe("The rotatePasswordAt annotation value last acted upon."),
+        passwordReset: z
+          .string()
+          .optional()
+          .describe(
+            "Why a password reset was sent whose new password is not in the Secret yet (Rotation or NotStored); cleared once it is.",
+          ),
+      })
+      .optional()
+      .describe("The connection Secret (never the password)."),
     suspended: z
       .boolean()
       .optional()

@@ -5,6 +5,8 @@ export const apiVersion = `${group}/${version}`;
 
 /** Annotation whose new value asks for a restart of the endpoint. */
 export const restartedAtAnnotation = `${group}/restartedAt`;
+/** Annotation whose new value asks for a new password of the connection Secret's role (a reset). */
+export const rotatePasswordAtAnnotation = `${group}/rotatePasswordAt`;
 /** Annotation that overrides the periodic drift-observation interval of one resource (a duration). */
 export const observeIntervalAnnotation = `${group}/observeInterval`;
 /** The field manager of every object the operator writes with server-side apply. */

@@ -40,7 +40,10 @@ import type {
   Observation,
   Pass,
   PresentObservation,
+  Published,
 } from "./managed/types.ts";
+import { ConnectionSecrets } from "./computeendpoint-password.ts";
+import { connectionSecretOwner } from "./computeendpoint-secret.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "./options.ts";
 
 export interface ComputeEndpointObject extends KubeObject {
@@ -70,10 +73,12 @@ const readWriteBranch = "readWriteBranch";
 class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S, Plan> {
   private readonly pollMs: number;
   private readonly resyncMs: number;
+  private readonly secrets: ConnectionSecrets;
 
   constructor(options: KindControllerOptions) {
     this.pollMs = options.pollIntervalMs ?? 5_000;
     this.resyncMs = options.resyncPeriodMs ?? 600_000;
+    this.secrets = new ConnectionSecrets();
   }
 
   async observe(pass: CePass): Promise<Observation<S, Plan>> {
@@ -245,7 +250,10 @@ class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S,
       if (err instanceof Problem && err.reason === "ProjectNotFound") return { gone: true };
       throw err;
     }
-    if (!endpoint) return { gone: true };
+    if (!endpoint) {
+      this.secrets.forget(pass.obj.metadata.uid ?? "");
+      return { gone: true };
+    }
     try {
       await pass.client.deleteEndpoint(pass.spec.projectId, endpoint.id, mutationOptions(pass));
       pass.events.normal("Deleted", "Delete", `deleted endpoint ${endpoint.id}`);
@@ -256,12 +264,20 @@ class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S,
     return { gone: false, requeueAfterMs: Math.min(this.pollMs, 1_000) };
   }
 
-  async publish(pass: CePass): Promise<void> {
+  async publish(pass: CePass): Promise<Published | undefined> {
     const name = pass.spec.connectionConfigMapName;
     const status = pass.status;
-    if (!name || !status.endpointId) return;
-    const existing = pass.cache<ConfigMap>(configMapKind).get(pass.obj.metadata.namespace, name);
-    await publishConnection(pass.kube, pass.obj, name, connectionData(pass.spec.projectId, status), existing);
+    if (name && status.endpointId) {
+      const existing = pass.cache<ConfigMap>(configMapKind).get(pass.obj.metadata.namespace, name);
+      await publishConnection(
+        pass.kube,
+        pass.obj,
+        name,
+        connectionData(pass.spec.projectId, status),
+        existing,
+      );
+    }
+    return this.secrets.publish(pass);
   }
 
   /** The endpoint this resource stands for: adopted id, recorded id, or the name given on creation. */
@@ -362,6 +378,9 @@ export function computeEndpointController(
     options,
     create: create as ControllerFactory<KubeObject> | undefined,
     owns: [configMapKind],
+    // Its connection Secret (a Secret watch exists already, for credentials): a change or a
+    // deletion wakes the ComputeEndpoint, which writes it again.
+    secretConcerns: connectionSecretOwner,
     watches: [branchRefWatch],
     indexes: {
       [readWriteBranch]: (obj) => {

@@ -50,9 +50,24 @@ import {
   branchResponseWire,
   branchesResponseWire,
 } from "./branch-schemas.ts";
+import {
+  connectionUriWire,
+  type ConnectionUriQuery,
+  type PasswordReset,
+  passwordResetWire,
+  rolePasswordWire,
+  type Role,
+  rolesResponseWire,
+} from "./role-schemas.ts";
 import { EndpointSnapshot } from "./snapshot.ts";
 import { OperationDurations } from "./durations.ts";
-import { LockedError, ProjectBusyError, RateLimitedError } from "./errors.ts";
+import {
+  LockedError,
+  PasswordNotStoredError,
+  PlatformError,
+  ProjectBusyError,
+  RateLimitedError,
+} from "./errors.ts";
 import { MutationGate, type MutationGateOptions } from "./gate.ts";
 import { Transport, type TransportTimeouts } from "./transport.ts";
 
@@ -651,4 +666,105 @@ export class PlatformClient implements OperationsSource {
       throw err;
     }
   }
+
+  // -------------------------------------------------------------------------------------------
+  // Roles and connection URIs (a password reset takes the project's turn in the mutation gate:
+  // it starts operations, and the new password is valid once they finish)
+
+  async listRoles(projectId: string, branchId: string, options: CallOptions = {}): Promise<Role[]> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/branches/{branch_id}/roles",
+      path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles`,
+      schema: rolesResponseWire,
+      signal: options.signal,
+    });
+    return response.roles;
+  }
+
+  /**
+   * The role's current password. PasswordNotStoredError when the project does not store
+   * passwords (412): only a reset gives one then. Never logged.
+   */
+  async revealPassword(
+    projectId: string,
+    branchId: string,
+    roleName: string,
+    options: CallOptions = {},
+  ): Promise<string> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/branches/{branch_id}/roles/{role_name}/reveal_password",
+      path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles/${id(roleName)}/reveal_password`,
+      schema: rolePasswordWire,
+      signal: options.signal,
+    }).catch(passwordNotStored(projectId));
+    return response.password;
+  }
+
+  /**
+   * Gives the role a new password, valid once the answer's operations finish (the old one until
+   * then); the role's connections are dropped. If this throws OutcomeUnknownError the password may
+   * have changed with the new one lost: reveal it, or reset again.
+   */
+  async resetPassword(
+    projectId: string,
+    branchId: string,
+    roleName: string,
+    options: MutationOptions = {},
+  ): Promise<PasswordReset> {
+    const send = () =>
+      this.run({
+        method: "POST",
+        template: "/projects/{project_id}/branches/{branch_id}/roles/{role_name}/reset_password",
+        path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles/${id(roleName)}/reset_password`,
+        schema: passwordResetWire,
+        signal: options.signal,
+      });
+    return this.gate ? this.gate.run(projectId, send, (r) => r.operations, options) : send();
+  }
+
+  /**
+   * A connection URI the platform builds for a role and database, with the role's password:
+   * PasswordNotStoredError (412) when the project does not store passwords.
+   */
+  async connectionUri(
+    projectId: string,
+    query: ConnectionUriQuery,
+    options: CallOptions = {},
+  ): Promise<string> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/connection_uri",
+      path: `/projects/${id(projectId)}/connection_uri`,
+      query: {
+        branch_id: query.branchId,
+        endpoint_id: query.endpointId,
+        database_name: query.databaseName,
+        role_name: query.roleName,
+        pooled: query.pooled === undefined ? undefined : String(query.pooled),
+      },
+      schema: connectionUriWire,
+      signal: options.signal,
+    }).catch(passwordNotStored(projectId));
+    return response.uri;
+  }
+}
+
+/** A 412 to a password read: the project does not store passwords. */
+function passwordNotStored(projectId: string): (err: unknown) => never {
+  return (err) => {
+    if (err instanceof PlatformError && err.status === 412) {
+      throw new PasswordNotStoredError(
+        `project ${projectId} does not store role passwords (${err.message})`,
+        {
+          route: err.route,
+          status: 412,
+          code: err.code,
+          requestId: err.requestId,
+        },
+      );
+    }
+    throw err;
+  };
 }

@@ -145,3 +145,12 @@ export function errorClassForStatus(
       return status >= 500 ? ServerError : PlatformError;
   }
 }
+
+/**
+ * 412 to `reveal_password`: the project does not store its roles' passwords, so the only way to
+ * a password is a reset (which drops the role's live connections).
+ */
+export class PasswordNotStoredError extends PlatformError {
+  /** Asking again cannot help: the project's setting, or a reset, must change something. */
+  override readonly terminal = true;
+}

@@ -40,5 +40,6 @@ export type {
   Project,
 } from "./schemas.ts";
 export type { Branch, BranchCreateSpec, BranchMutation, BranchPatch } from "./branch-schemas.ts";
+export type { ConnectionUriQuery, PasswordReset, Role } from "./role-schemas.ts";
 export { EndpointSnapshot, type EndpointSnapshotOptions } from "./snapshot.ts";
 export type { TransportTimeouts } from "./transport.ts";

@@ -23,7 +23,15 @@ import {
 } from "../credentials.ts";
 import { standardConditions, type Conditions } from "./conditions.ts";
 import { describeFailure, isStalled, Problem } from "./failures.ts";
-import type { Change, ExternalClient, ManagedKind, ManagedObject, Pass, Verdict } from "./types.ts";
+import type {
+  Change,
+  ExternalClient,
+  ManagedKind,
+  ManagedObject,
+  Pass,
+  Published,
+  Verdict,
+} from "./types.ts";
 
 export interface ManagedReconcilerOptions {
   access: PlatformAccess;
@@ -174,16 +182,16 @@ export class ManagedReconciler<Spec, S extends object, Diff = unknown> implement
         ready: ["True", "Observed", `${observation.ready[2]}; observe-only`],
         synced: ["True", "Observed", "observe-only: nothing is changed on the platform"],
       });
-      await this.external.publish?.(pass);
-      return observeAgain(observation.observeAfterMs);
+      const published = await this.external.publish?.(pass);
+      return observeAgain(sooner(observation.observeAfterMs, published));
     }
     if (!observation.upToDate) return this.changed(writer, await this.external.update(pass, observation));
     await writer.write(observation.status, {
       ready: observation.ready,
       synced: ["True", "Synced", "the platform matches the spec"],
     });
-    await this.external.publish?.(pass);
-    return observeAgain(observation.observeAfterMs);
+    const published = await this.external.publish?.(pass);
+    return observeAgain(sooner(observation.observeAfterMs, published));
   }
 
   private async changed(writer: StatusWrite<S>, change: Change<S>): Promise<Action> {
@@ -267,6 +275,13 @@ class CredentialsRejected extends Problem {
     super("Unauthorized", message, { retryAfterMs });
     this.retryAfterMs = retryAfterMs;
   }
+}
+
+/** The earlier of the observation's next look and the one publish asked for. */
+function sooner(ms: number | undefined, published: Published | undefined | void): number | undefined {
+  const asked = published ? published.requeueAfterMs : undefined;
+  if (asked === undefined) return ms;
+  return ms === undefined ? asked : Math.min(ms, asked);
 }
 
 function observeAgain(ms: number | undefined): Action {

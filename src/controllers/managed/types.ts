@@ -92,6 +92,11 @@ export interface Change<Status> {
   requeueAfterMs: number;
 }
 
+/** What publish asks of the next pass: look again this soon (work it started is under way). */
+export interface Published {
+  requeueAfterMs: number;
+}
+
 /** What delete did: nothing remains, or look again later (the platform is still deleting). */
 export type Deletion = { gone: true } | { gone: false; requeueAfterMs: number };
 
@@ -102,7 +107,7 @@ export interface ExternalClient<Spec, Status, Diff = unknown> {
   update(pass: Pass<Spec, Status>, observed: PresentObservation<Status, Diff>): Promise<Change<Status>>;
   delete(pass: Pass<Spec, Status>): Promise<Deletion>;
   /** After an observation while up to date: publish what the resource owns (a ConfigMap). */
-  publish?(pass: Pass<Spec, Status>): Promise<void>;
+  publish?(pass: Pass<Spec, Status>): Promise<Published | undefined | void>;
 }
 
 /** A managed kind: its schema and policies, and the adapter that speaks to the platform. */

@@ -1,0 +1,260 @@
+// `npm run bench:branches` / `npm run bench:branches -- --quick`: preview environments at scale.
+// N Branches (from each project's default branch), each with one ComputeEndpoint naming it by
+// `branchRef` and writing a connection Secret, over P projects, applied at once against a real
+// local API server and the emulator (rate limits on, the platform's project-wide lock); measured
+// from apply until every connection Secret is written. Prints the figures and writes them to the
+// "Branches and connection Secrets" section of docs/performance.md (the rest of the page is kept).
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startEmulator } from "../../tools/emulator/index.ts";
+import { Informer, KubeClient, metadataOnly } from "../../src/runtime/index.ts";
+import type { KubeObject, ResourceKind } from "../../src/runtime/index.ts";
+import { repoRoot, startLab } from "./lab.ts";
+import { killOperatorProcesses, operatorInNamespace } from "./operator-process.ts";
+import { percentile, sum } from "./stats.ts";
+import { applyAll } from "./workload.ts";
+
+const usage = `Usage: node scripts/bench/branches.ts [--quick] [options]
+
+  --quick            20 Branches over 2 projects (full: 100 over 5)
+  --branches N       Branches, each with one ComputeEndpoint and its connection Secret
+  --projects N       projects they are spread over
+  --operation-ms N   mean duration of a platform operation (default 2000)
+  --jitter F         each operation lasts operation-ms × (1 ± F) (default 0.25)
+  --seed N           seed of the emulator's draws (default 2026)
+  --out PATH         the page whose section is written (default docs/performance.md)
+  --no-write         print only
+  --keep             keep the work directory (operator log)
+`;
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    branches: { type: "string" },
+    projects: { type: "string" },
+    "operation-ms": { type: "string", default: "2000" },
+    jitter: { type: "string", default: "0.25" },
+    seed: { type: "string", default: "2026" },
+    out: { type: "string", default: join(repoRoot, "docs", "performance.md") },
+    "no-write": { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(usage);
+  process.exit(0);
+}
+const positive = (text: string | undefined, fallback: number, name: string): number => {
+  const n = text === undefined ? fallback : Number(text);
+  if (!Number.isFinite(n) || n <= 0) {
+    process.stderr.write(`bench:branches: --${name} must be a positive number\n\n${usage}`);
+    process.exit(2);
+  }
+  return n;
+};
+const branches = positive(values.branches, values.quick ? 20 : 100, "branches");
+const projects = positive(values.projects, values.quick ? 2 : 5, "projects");
+const operationMs = positive(values["operation-ms"], 2000, "operation-ms");
+const jitter = Number(values.jitter);
+if (!(jitter >= 0 && jitter < 1)) {
+  process.stderr.write(`bench:branches: --jitter must be at least 0 and below 1\n\n${usage}`);
+  process.exit(2);
+}
+const randomSeed = positive(values.seed, 2026, "seed");
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+const secretKind: ResourceKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" };
+const namespace = "bench-branches";
+const role = "neondb_owner";
+const database = "neondb";
+
+interface Placement {
+  name: string;
+  projectId: string;
+}
+
+const placements: Placement[] = Array.from({ length: branches }, (_, i) => ({
+  name: `pr-${i}`,
+  projectId: `bench-p${i % projects}`,
+}));
+const projectIds = [...new Set(placements.map((p) => p.projectId))];
+
+function manifests(p: Placement): Record<string, unknown>[] {
+  return [
+    {
+      apiVersion: "neoncloud.dev/v1alpha1",
+      kind: "Branch",
+      metadata: { name: p.name, namespace },
+      spec: { projectId: p.projectId },
+    },
+    {
+      apiVersion: "neoncloud.dev/v1alpha1",
+      kind: "ComputeEndpoint",
+      metadata: { name: p.name, namespace },
+      spec: {
+        projectId: p.projectId,
+        branchRef: { name: p.name },
+        connectionSecret: { name: `${p.name}-db`, role, database },
+      },
+    },
+  ];
+}
+
+/** Connection Secrets as they appear (metadata only: the bench never reads a password). */
+function watchSecrets(kube: KubeClient) {
+  const written = new Map<string, number>();
+  const informer = new Informer<KubeObject>(kube, secretKind, {
+    namespaces: [namespace],
+    labelSelector: "neoncloud.dev/computeendpoint",
+    transform: metadataOnly,
+  });
+  const see = (obj: KubeObject) => {
+    const name = obj.metadata.name ?? "";
+    if (!written.has(name)) written.set(name, Date.now());
+  };
+  informer.on({ add: see, update: (_old, obj) => see(obj) });
+  return { informer, written };
+}
+
+/** The emulator's record of the operation durations it drew, per project. */
+async function drawnByProject(adminUrl: string): Promise<number[]> {
+  const response = await fetch(`${adminUrl}/operations/durations`);
+  const body = (await response.json()) as { projects: Record<string, { drawn_ms: number }> };
+  return Object.values(body.projects).map((p) => p.drawn_ms);
+}
+
+const workDir = await mkdtemp(join(tmpdir(), "neon-bench-branches-"));
+say(`bench:branches: ${branches} Branches over ${projects} projects; work directory ${workDir}`);
+const lab = await startLab(workDir);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    killOperatorProcesses();
+    void lab.stop().finally(() => process.exit(130));
+  });
+}
+let failed = false;
+try {
+  const emulator = await startEmulator({
+    seed: { projects: projectIds.map((id) => ({ id, name: id })) },
+    operationDurationMs: operationMs,
+    operationDurationJitter: jitter,
+    randomSeed,
+    lockScope: "project",
+    requestLogSize: 0,
+  });
+  const { watch, operator } = await operatorInNamespace(lab, {
+    namespace,
+    apiKey: emulator.bootstrapKey,
+    platformUrl: emulator.url,
+    logFile: join(workDir, "operator.log"),
+  });
+  const secrets = watchSecrets(new KubeClient(lab.adminKubeConfig));
+  secrets.informer.start();
+  await secrets.informer.waitForSync();
+  try {
+    const started = Date.now();
+    await applyAll(lab, workDir, "branches.yaml", placements.flatMap(manifests));
+    const timeoutMs = 600_000;
+    const progress = setInterval(
+      () =>
+        say(
+          `  ${secrets.written.size}/${branches} Secrets after ${Math.round((Date.now() - started) / 1000)} s`,
+        ),
+      15_000,
+    );
+    while (secrets.written.size < branches && Date.now() - started < timeoutMs) {
+      if (operator.sample() === undefined) throw new Error("the operator process ended");
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    clearInterval(progress);
+    const times = [...secrets.written.values()].map((t) => t - started);
+    const allMs = secrets.written.size >= branches ? Math.max(...times) : undefined;
+    const counters = emulator.requestLog.counters();
+    const drawn = await drawnByProject(emulator.adminUrl);
+    // Floors: the rate budget (4 requests a branch at 700 a minute, plus one operation), and the
+    // project-wide lock (the busiest project's operations one after another, as drawn).
+    const rateFloorMs = ((branches * 4) / 700) * 60_000 + operationMs;
+    const lockFloorMs = Math.max(0, ...drawn);
+    const floorMs = Math.max(rateFloorMs, lockFloorMs);
+    const byRoute = counters.by_route;
+    const status = (code: string) => sum(Object.values(byRoute).map((s) => s[code] ?? 0));
+    const lines = [
+      "## Branches and connection Secrets",
+      "",
+      `\`npm run bench:branches${values.quick ? " -- --quick" : ""}\`: ${branches} Branches (from each project's default branch), ` +
+        `each with one ComputeEndpoint (\`branchRef\`) writing a connection Secret (role \`${role}\`, database \`${database}\`), ` +
+        `over ${projects} projects, applied at once; the emulator's project-wide lock, rate limits on, operations of ` +
+        `${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); run ${new Date(started).toISOString()}.`,
+      "",
+      "| Figure | Value | Target |",
+      "| --- | --- | --- |",
+      `| every connection Secret written | ${allMs === undefined ? `not all (${secrets.written.size}) within ${timeoutMs / 1000} s` : `${(allMs / 1000).toFixed(1)} s`} | |`,
+      `| floor: project lock (busiest project's drawn operations in a row) | ${(lockFloorMs / 1000).toFixed(1)} s | |`,
+      `| floor: rate budget (4 requests a branch at 700/min, plus one operation) | ${(rateFloorMs / 1000).toFixed(1)} s | |`,
+      `| time ÷ floor | ${allMs === undefined ? "–" : `${(allMs / floorMs).toFixed(2)}×`} | ≤ 1.3× |`,
+      `| platform requests per branch | ${(counters.total / branches).toFixed(2)} (${counters.total} in all) | ≤ 4 |`,
+      `| 429s | ${status("429")} | 0 |`,
+      `| 423s | ${status("423")} | |`,
+      `| Secret written, p50 / p99 after apply | ${fmt(percentile(times, 50))} / ${fmt(percentile(times, 99))} | |`,
+      `| ComputeEndpoints Ready | ${watch.ready} / ${branches} | |`,
+      "",
+      "Requests by route:",
+      "",
+      "| Route | Requests by status |",
+      "| --- | --- |",
+      ...Object.entries(byRoute)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(
+          ([route, codes]) =>
+            `| \`${route}\` | ${Object.entries(codes)
+              .map(([code, n]) => `${code}: ${n}`)
+              .join(", ")} |`,
+        ),
+      "",
+    ];
+    const section = lines.join("\n");
+    say("");
+    say(section);
+    if (!values["no-write"]) await writeSection(values.out, section);
+  } finally {
+    await operator.stop();
+    await watch.stop();
+    await secrets.informer.stop();
+    await emulator.close();
+  }
+} catch (err) {
+  failed = true;
+  process.stderr.write(
+    `bench:branches failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.stderr.write(`bench:branches: logs kept in ${workDir}\n`);
+} finally {
+  await lab.stop();
+  if (!failed && !values.keep) await rm(workDir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
+
+function fmt(ms: number | undefined): string {
+  return ms === undefined ? "–" : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Replaces (or appends) this bench's section of the page, keeping everything else. */
+async function writeSection(path: string, section: string): Promise<void> {
+  const page = await readFile(path, "utf8").catch(() => "");
+  const heading = "## Branches and connection Secrets";
+  const start = page.indexOf(heading);
+  let next: string;
+  if (start < 0) {
+    next = `${page.trimEnd()}\n\n${section}`;
+  } else {
+    const after = page.indexOf("\n## ", start + heading.length);
+    next = `${page.slice(0, start)}${section}${after < 0 ? "" : `\n${page.slice(after + 1)}`}`;
+  }
+  const prettier = await import("prettier");
+  const options = (await prettier.resolveConfig(path)) ?? {};
+  await writeFile(path, await prettier.format(next, { ...options, parser: "markdown" }));
+  say(`bench:branches: wrote the section of ${path}`);
+}

@@ -1,0 +1,178 @@
+// The connection Secret a ComputeEndpoint owns: everything a pod needs to connect as one role to
+// one database, under the names Postgres drivers and frameworks read (libpq's PG* variables,
+// DATABASE_URL for node-postgres, Prisma, Django and Rails). Written with server-side apply under
+// the operator's field manager; owned by the ComputeEndpoint, so it goes with it. Its annotations
+// say what it was written for (never the password), so a pass can tell from the metadata-only
+// cache whether it is current without reading it or asking the platform.
+import { createHash } from "node:crypto";
+import { apiVersion, fieldManager, group } from "../api/group.ts";
+import type { KubeClient, KubeObject } from "../runtime/index.ts";
+import { secretKind, type Secret } from "./credentials.ts";
+import { Problem } from "./managed/failures.ts";
+
+/** Whose password the Secret holds: `project/branch/role`. */
+export const passwordOfAnnotation = `${group}/password-of`;
+/** A digest of what the Secret was written for besides the password (hosts, database, role). */
+export const connectionOfAnnotation = `${group}/connection-of`;
+
+/** Where to connect and as whom: the platform's answer, with the password. */
+export interface Connection {
+  host: string;
+  port: number;
+  pooledHost: string;
+  pooledPort: number;
+  user: string;
+  password: string;
+  database: string;
+  sslmode: string;
+}
+
+/** What the Secret stands for, known without asking the platform. */
+export interface SecretTarget {
+  name: string;
+  projectId: string;
+  branchId: string;
+  endpointId: string;
+  host: string;
+  pooledHost: string;
+  role: string;
+  database: string;
+}
+
+/** The keys of the Secret, in one place (docs/connection-secrets.md lists them). */
+export function connectionSecretData(c: Connection): Record<string, string> {
+  return {
+    DATABASE_URL: connectionUrl(c, c.host, c.port),
+    DATABASE_URL_POOLED: connectionUrl(c, c.pooledHost, c.pooledPort),
+    PGHOST: c.host,
+    PGPORT: String(c.port),
+    PGUSER: c.user,
+    PGPASSWORD: c.password,
+    PGDATABASE: c.database,
+    PGSSLMODE: c.sslmode,
+  };
+}
+
+function connectionUrl(c: Connection, host: string, port: number): string {
+  const user = encodeURIComponent(c.user);
+  const password = encodeURIComponent(c.password);
+  const database = encodeURIComponent(c.database);
+  return `postgresql://${user}:${password}@${host}:${port}/${database}?sslmode=${encodeURIComponent(c.sslmode)}`;
+}
+
+/**
+ * Reads a connection URI the platform built (`postgresql://user:password@host[:port]/db?sslmode=`).
+ * The pooled host is filled in by the caller. Undefined password: the URI carries none.
+ */
+export function parseConnectionUri(uri: string): Omit<Connection, "pooledHost" | "pooledPort"> {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    // Never quote the URI: it carries the password.
+    throw new Problem("InvalidConnectionUri", "the platform's connection URI could not be read", {
+      retryAfterMs: 60_000,
+    });
+  }
+  return {
+    host: url.hostname,
+    port: url.port ? Number(url.port) : 5432,
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    database: decodeURIComponent(url.pathname.replace(/^\//, "")),
+    sslmode: url.searchParams.get("sslmode") ?? "require",
+  };
+}
+
+export function passwordOf(target: SecretTarget): string {
+  return `${target.projectId}/${target.branchId}/${target.role}`;
+}
+
+/** Changes when anything the Secret was written from changes (its key format included). */
+export function connectionOf(target: SecretTarget): string {
+  const parts = [
+    "v1",
+    target.projectId,
+    target.branchId,
+    target.endpointId,
+    target.host,
+    target.pooledHost,
+    target.role,
+    target.database,
+  ];
+  return createHash("sha256").update(parts.join("\n")).digest("hex").slice(0, 16);
+}
+
+export function isControlledBy(secret: KubeObject, owner: KubeObject): boolean {
+  return (secret.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata.uid);
+}
+
+/** A Secret of that name that this ComputeEndpoint does not control is never overwritten. */
+export function checkOwnership(secret: KubeObject | undefined, owner: KubeObject, name: string): void {
+  if (secret && !isControlledBy(secret, owner)) {
+    throw new Problem(
+      "SecretConflict",
+      `Secret ${owner.metadata.namespace}/${name} exists and is not controlled by this ComputeEndpoint; ` +
+        "delete it or choose another spec.connectionSecret.name",
+      { retryAfterMs: 60_000, stalled: true },
+    );
+  }
+}
+
+/** The Secret is what `target` asks for (read from its metadata: the cache holds no data). */
+export function isCurrent(secret: KubeObject | undefined, target: SecretTarget): boolean {
+  const annotations = secret?.metadata.annotations ?? {};
+  return (
+    annotations[passwordOfAnnotation] === passwordOf(target) &&
+    annotations[connectionOfAnnotation] === connectionOf(target)
+  );
+}
+
+/** Writes the whole Secret in one apply: a reader sees the old settings or the new, never a mix. */
+export async function writeConnectionSecret(
+  client: KubeClient,
+  owner: KubeObject & { metadata: { name?: string; namespace?: string; uid?: string } },
+  target: SecretTarget,
+  connection: Connection,
+): Promise<void> {
+  const data = connectionSecretData(connection);
+  const secret: Secret = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: target.name,
+      namespace: owner.metadata.namespace,
+      labels: {
+        "app.kubernetes.io/managed-by": "neon-cloud-operator",
+        [`${group}/computeendpoint`]: owner.metadata.name ?? "",
+      },
+      annotations: {
+        [passwordOfAnnotation]: passwordOf(target),
+        [connectionOfAnnotation]: connectionOf(target),
+      },
+      ownerReferences: [
+        {
+          apiVersion,
+          kind: "ComputeEndpoint",
+          name: owner.metadata.name ?? "",
+          uid: owner.metadata.uid ?? "",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    type: "Opaque",
+    data: Object.fromEntries(
+      Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]),
+    ),
+  };
+  await client.apply<Secret>(secretKind, secret, fieldManager);
+}
+
+/** The ComputeEndpoint whose connection Secret this is (its controller reference), for the watch. */
+export function connectionSecretOwner(secret: KubeObject): string[] {
+  const ref = (secret.metadata.ownerReferences ?? []).find(
+    (r) => r.controller && r.kind === "ComputeEndpoint" && r.apiVersion === apiVersion,
+  );
+  return ref ? [`${secret.metadata.namespace ?? ""}/${ref.name}`] : [];
+}
