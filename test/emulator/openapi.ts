@@ -4,7 +4,9 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
+import { expect } from "vitest";
 import { parse } from "yaml";
+import type { Harness } from "./harness.ts";
 
 const require = createRequire(import.meta.url);
 const documentPath = require.resolve("@neondatabase/api-client/public-v2-for-users.gen.yaml");
@@ -101,3 +103,18 @@ export function responseErrors(
 }
 
 const escape = (path: string): string => path.replaceAll("~", "~0").replaceAll("/", "~1");
+
+/** Calls a route and expects its response to conform to the document's schema for that route and status. */
+export async function conforming(
+  h: Harness,
+  method: string,
+  template: string,
+  path: string,
+  body?: unknown,
+): ReturnType<Harness["api"]> {
+  const res = await h.api(method, path, body);
+  expect(responseErrors(method, template, res.status, res.body), `${method} ${path} → ${res.status}`).toEqual(
+    [],
+  );
+  return res;
+}

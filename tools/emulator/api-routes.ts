@@ -14,6 +14,8 @@ import {
   type EndpointChange,
 } from "./endpoints.ts";
 import { branchesOfProject, createBranch, deleteBranch, findBranch, updateBranch } from "./branches.ts";
+import { databasesOf, rolesOf } from "./catalog.ts";
+import type { PostgresAddresses } from "./connection-uri.ts";
 import { PlatformError, notFound } from "./errors.ts";
 import type { AccountRecord, EndpointRecord } from "./model.ts";
 import { getOperation, listOperations } from "./operations.ts";
@@ -35,10 +37,12 @@ import {
   authDetailsView,
   branchView,
   currentUserView,
+  databaseView,
   endpointView,
   operationView,
   organizationView,
   projectView,
+  roleView,
 } from "./views.ts";
 import type { World } from "./world.ts";
 
@@ -65,6 +69,8 @@ export interface ApiContext {
   query: URLSearchParams;
   body: unknown;
   now: number;
+  /** The emulator's Postgres, which connection URIs name; absent: the platform's host form. */
+  postgres?: PostgresAddresses | undefined;
 }
 
 /** A response body already serialised (`json`), or a value to serialise (`body`). */
@@ -130,7 +136,7 @@ export class EndpointViews {
   }
 }
 
-const param = (ctx: ApiContext, name: string): string => ctx.params[name] ?? "";
+export const param = (ctx: ApiContext, name: string): string => ctx.params[name] ?? "";
 
 function endpointChange(
   ctx: ApiContext,
@@ -358,9 +364,9 @@ export const apiRoutes: ApiRoute[] = [
             endpointView(e, project, { ...ctx.shape, pendingState: true }),
           ),
           operations: change.operations.map((op) => operationView(op, ctx.now)),
-          // No roles or databases are emulated yet.
-          roles: [],
-          databases: [],
+          // Copied from the parent; passwords are shown only by reveal_password.
+          roles: rolesOf(change.branch).map((r) => roleView(change.branch.id, r)),
+          databases: databasesOf(change.branch).map((d) => databaseView(change.branch.id, d)),
         },
       };
     },

@@ -4,19 +4,11 @@
 // deleted. Every response is checked against the OpenAPI document.
 import { describe, expect, it } from "vitest";
 import { branchesOf, startHarness, type Harness } from "../../test/emulator/harness.ts";
-import { responseErrors } from "../../test/emulator/openapi.ts";
+import { conforming } from "../../test/emulator/openapi.ts";
 
 const P = "/projects/demo-project";
 const list = "/projects/{project_id}/branches";
 const one = "/projects/{project_id}/branches/{branch_id}";
-
-async function call(h: Harness, method: string, template: string, path: string, body?: unknown) {
-  const res = await h.api(method, path, body);
-  expect(responseErrors(method, template, res.status, res.body), `${method} ${path} → ${res.status}`).toEqual(
-    [],
-  );
-  return res;
-}
 
 const inSeconds = (h: Harness, s: number) =>
   new Date(h.clock.now() + s * 1000).toISOString().slice(0, 19) + "Z";
@@ -25,7 +17,7 @@ describe("branches", () => {
   it("a new branch is init while create_branch runs: endpoints on it get 422, the project 423; then ready", async () => {
     const h = await startHarness();
     const { dev } = await branchesOf(h);
-    const created = await call(h, "POST", list, `${P}/branches`, {
+    const created = await conforming(h, "POST", list, `${P}/branches`, {
       branch: { parent_id: dev, name: "preview-42", protected: false },
     });
     expect(created.status).toBe(201);
@@ -50,7 +42,7 @@ describe("branches", () => {
     });
     expect(elsewhere.status).toBe(423);
     h.clock.advance(1000);
-    const ready = await call(h, "GET", one, `${P}/branches/${branch.id}`);
+    const ready = await conforming(h, "GET", one, `${P}/branches/${branch.id}`);
     expect(ready.body.branch.current_state).toBe("ready");
     const endpoint = await h.api("POST", `${P}/endpoints`, {
       endpoint: { branch_id: branch.id, type: "read_write" },
@@ -61,7 +53,7 @@ describe("branches", () => {
   it("created with endpoints, from the default branch: each compute starts after the branch", async () => {
     const h = await startHarness();
     const { main } = await branchesOf(h);
-    const created = await call(h, "POST", list, `${P}/branches`, {
+    const created = await conforming(h, "POST", list, `${P}/branches`, {
       endpoints: [{ type: "read_write" }, { type: "read_only", autoscaling_limit_max_cu: 2 }],
     });
     expect(created.body.branch.parent_id).toBe(main);
@@ -79,7 +71,7 @@ describe("branches", () => {
     ]);
     h.clock.advance(3000);
     const endpoints = (
-      await call(h, "GET", `${one}/endpoints`, `${P}/branches/${created.body.branch.id}/endpoints`)
+      await conforming(h, "GET", `${one}/endpoints`, `${P}/branches/${created.body.branch.id}/endpoints`)
     ).body.endpoints;
     expect(endpoints.map((e: { current_state: string }) => e.current_state)).toEqual(["active", "active"]);
   });
@@ -93,7 +85,7 @@ describe("branches", () => {
     [{ branch: { name: "" } }, 400, /branch.name/],
   ])("a create %j is refused with %i naming the problem", async (body, status, message) => {
     const h = await startHarness();
-    const res = await call(h, "POST", list, `${P}/branches`, body);
+    const res = await conforming(h, "POST", list, `${P}/branches`, body);
     expect(res.status).toBe(status);
     expect(res.body.message).toMatch(message);
   });
@@ -106,22 +98,24 @@ describe("branches", () => {
     });
     const id = created.body.branch.id;
     h.clock.advance(2000);
-    const listed = await call(h, "GET", list, `${P}/branches`);
+    const listed = await conforming(h, "GET", list, `${P}/branches`);
     expect(listed.body.branches.map((b: { name: string }) => b.name)).toEqual([
       "main",
       "dev",
       "staging",
       "feature",
     ]);
-    const renamed = await call(h, "PATCH", one, `${P}/branches/${id}`, { branch: { name: "feature-2" } });
+    const renamed = await conforming(h, "PATCH", one, `${P}/branches/${id}`, {
+      branch: { name: "feature-2" },
+    });
     expect(renamed.body).toMatchObject({ branch: { name: "feature-2", protected: true }, operations: [] });
-    expect((await call(h, "PATCH", one, `${P}/branches/${id}`, { branch: { name: "dev" } })).status).toBe(
-      409,
-    );
-    const refused = await call(h, "DELETE", one, `${P}/branches/${id}`);
+    expect(
+      (await conforming(h, "PATCH", one, `${P}/branches/${id}`, { branch: { name: "dev" } })).status,
+    ).toBe(409);
+    const refused = await conforming(h, "DELETE", one, `${P}/branches/${id}`);
     expect(refused.status).toBe(422);
-    await call(h, "PATCH", one, `${P}/branches/${id}`, { branch: { protected: false } });
-    const deleted = await call(h, "DELETE", one, `${P}/branches/${id}`);
+    await conforming(h, "PATCH", one, `${P}/branches/${id}`, { branch: { protected: false } });
+    const deleted = await conforming(h, "DELETE", one, `${P}/branches/${id}`);
     expect(deleted.status).toBe(200);
     expect(deleted.body.operations.map((o: { action: string }) => o.action)).toEqual([
       "suspend_compute",
@@ -129,7 +123,7 @@ describe("branches", () => {
     ]);
     expect((await h.api("GET", `${P}/branches/${id}`)).status).toBe(404);
     expect((await h.api("GET", `${P}/endpoints`)).body.endpoints).toHaveLength(1); // the seeded one
-    const again = await call(h, "DELETE", one, `${P}/branches/${id}`);
+    const again = await conforming(h, "DELETE", one, `${P}/branches/${id}`);
     expect(again.status).toBe(204);
     expect(again.body).toBeUndefined();
   });
@@ -140,7 +134,7 @@ describe("branches", () => {
     await h.api("POST", `${P}/branches`, { branch: { parent_id: dev, name: "child" } });
     h.clock.advance(1000);
     for (const id of [main, dev]) {
-      const res = await call(h, "DELETE", one, `${P}/branches/${id}`);
+      const res = await conforming(h, "DELETE", one, `${P}/branches/${id}`);
       expect(res.status).toBe(422);
     }
   });
@@ -159,7 +153,7 @@ describe("branches", () => {
     });
     expect(second.body.branch.expires_at).toEqual(expect.any(String));
     h.clock.advance(1000);
-    const cleared = await call(h, "PATCH", one, `${P}/branches/${second.body.branch.id}`, {
+    const cleared = await conforming(h, "PATCH", one, `${P}/branches/${second.body.branch.id}`, {
       branch: { expires_at: null },
     });
     expect(cleared.body.branch.expires_at).toBeUndefined();

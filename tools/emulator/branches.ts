@@ -2,6 +2,7 @@
 // endpoints), read, rename or protect, set to expire, delete. A new branch is
 // `init` until its create_branch operation finishes; endpoints cannot be put
 // on it before ("branch not ready yet").
+import { copyCatalog } from "./catalog.ts";
 import { checkComputeRange } from "./compute-units.ts";
 import { newEndpoint } from "./endpoints.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
@@ -70,6 +71,8 @@ export function createBranch(
     ...(expiresAt === undefined ? {} : { expiresAt }),
   };
   world.addBranch(branch);
+  copyCatalog(world, parent, branch, now);
+  world.data?.branchCreated(branch, parent);
   const endpoints = specs.map((spec, i) => {
     const range = ranges[i]!;
     const { type, provisioner, settings, suspend_timeout_seconds } = spec;

@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { createNeonClient } from "@neon/sdk";
 import { EndpointType, createApiClient } from "@neondatabase/api-client";
 import { describe, expect, it } from "vitest";
-import { branchesOf, startHarness } from "../../test/emulator/harness.ts";
+import { branchesOf, startHarness, type Harness } from "../../test/emulator/harness.ts";
 import { createClock } from "./clock.ts";
 
 const projectId = "demo-project";
@@ -79,6 +79,33 @@ describe("@neon/sdk", () => {
     expect((await neon.apiKeys.revoke({ keyId: key.id })).revoked).toBe(true);
     const revoked = createNeonClient({ apiKey: key.key, baseUrl: h.emulator.url });
     expect((await revoked.apiKeys.list()).error?.kind).toBe("auth");
+  });
+
+  it("manages roles and databases, reveals and resets passwords, resets a branch from its parent", async () => {
+    const h = await startHarness(realTime);
+    const { main, dev } = await branchesOf(h);
+    const neon = createNeonClient({
+      apiKey: h.emulator.bootstrapKey,
+      baseUrl: h.emulator.url,
+      throwOnError: true,
+      wait: { pollIntervalMs: 20, timeoutMs: 10_000 },
+    });
+    const { roles, databases } = neon.postgres;
+    const role = await roles.create({ projectId, branchId: dev!, name: "sdk_app" });
+    expect(role.password).toMatch(/^npg_/);
+    expect(await roles.password({ projectId, branchId: dev!, roleName: "sdk_app" })).toBe(role.password);
+    const reset = await roles.resetPassword({ projectId, branchId: dev!, roleName: "sdk_app" });
+    expect(reset.password).not.toBe(role.password);
+    await databases.create({ projectId, branchId: dev!, name: "sdk_db", owner_name: "sdk_app" });
+    expect((await databases.list({ projectId, branchId: dev! })).map((d) => d.name).sort()).toEqual([
+      "neondb",
+      "sdk_db",
+    ]);
+    await neon.branches.resetFromParent({ projectId, branchId: dev! });
+    expect((await roles.list({ projectId, branchId: dev! })).map((r) => r.name)).toEqual(["neondb_owner"]);
+    const uri = await neon.postgres.connectionString({ projectId, branchId: main!, pooled: false });
+    const password = await roles.password({ projectId, branchId: main!, roleName: "neondb_owner" });
+    expect(new URL(uri).password).toBe(password);
   });
 });
 
@@ -154,17 +181,53 @@ describe("@neondatabase/api-client", () => {
     expect((await api.listApiKeys()).data.map((k) => k.name)).toContain("api-client");
     expect((await api.revokeApiKey(key.data.id)).data.revoked).toBe(true);
   });
+
+  it("manages roles and databases, restores a branch and builds connection URIs", async () => {
+    const h = await startHarness(realTime);
+    const { main, dev } = await branchesOf(h);
+    const api = createApiClient({ apiKey: h.emulator.bootstrapKey, baseURL: h.emulator.url });
+    const role = await api.createProjectBranchRole(projectId, dev!, { role: { name: "api_app" } });
+    expect(role.status).toBe(201);
+    expect((await api.listProjectBranchRoles(projectId, dev!)).data.roles.map((r) => r.name)).toContain(
+      "api_app",
+    );
+    expect((await api.getProjectBranchRolePassword(projectId, dev!, "api_app")).data.password).toBe(
+      role.data.role.password,
+    );
+    const db = await api.createProjectBranchDatabase(projectId, dev!, {
+      database: { name: "api_db", owner_name: "api_app" },
+    });
+    expect(db.data.database.owner_name).toBe("api_app");
+    expect((await api.getProjectBranchDatabase(projectId, dev!, "api_db")).data.database.id).toBe(
+      db.data.database.id,
+    );
+    const restored = await api.restoreProjectBranch(projectId, dev!, { source_branch_id: main! });
+    expect(restored.data.branch.last_reset_at).toBeDefined();
+    expect((await api.listProjectBranchDatabases(projectId, dev!)).data.databases.map((d) => d.name)).toEqual(
+      ["neondb"],
+    );
+    const uri = await api.getConnectionUri({
+      projectId,
+      database_name: "neondb",
+      role_name: "neondb_owner",
+      pooled: true,
+    });
+    expect(uri.data.uri).toMatch(/^postgresql:\/\/neondb_owner:npg_/);
+  });
 });
 
 describe("neonctl", () => {
   const require = createRequire(import.meta.url);
   const cli = join(dirname(require.resolve("neonctl/package.json")), "bin", "cli.js");
 
-  it("shows the user, lists projects and operations and manages API keys", async () => {
+  /** Runs neonctl against a fresh emulator with its own config directory; JSON output parsed where it is JSON. */
+  async function withNeonctl(
+    test: (h: Harness, neonctl: (...args: string[]) => Promise<unknown>) => Promise<void>,
+  ) {
     const h = await startHarness(realTime);
     const configDir = await mkdtemp(join(tmpdir(), "neonctl-"));
     try {
-      const neonctl = async (...args: string[]) => {
+      await test(h, async (...args: string[]) => {
         const { stdout } = await promisify(execFile)(process.execPath, [
           cli,
           ...args,
@@ -178,8 +241,16 @@ describe("neonctl", () => {
           "--output",
           "json",
         ]);
-        return JSON.parse(stdout) as unknown;
-      };
+        // A connection string is printed as it is, even with --output json.
+        return stdout.startsWith("postgres") ? stdout.trim() : (JSON.parse(stdout) as unknown);
+      });
+    } finally {
+      await rm(configDir, { recursive: true, force: true });
+    }
+  }
+
+  it("shows the user, lists projects and operations and manages API keys", () =>
+    withNeonctl(async (h, neonctl) => {
       expect(await neonctl("projects", "list")).toMatchObject({ projects: [{ id: projectId }] });
       expect(await neonctl("me")).toMatchObject({ email: "user@example.com" });
       const [seeded] = (await h.api("GET", `/projects/${projectId}/endpoints`)).body.endpoints;
@@ -194,8 +265,42 @@ describe("neonctl", () => {
       );
       await neonctl("api-keys", "revoke", String(created.id));
       expect((await h.api("GET", "/projects", undefined, { key: created.key })).status).toBe(401);
-    } finally {
-      await rm(configDir, { recursive: true, force: true });
-    }
-  });
+    }));
+
+  it("manages roles and databases, resets a branch from its parent, prints a connection string", () =>
+    withNeonctl(async (h, neonctl) => {
+      const p = ["--project-id", projectId];
+      await neonctl("roles", "create", "--name", "cli_app", "--branch", "dev", ...p);
+      expect(await neonctl("roles", "list", "--branch", "dev", ...p)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: "cli_app" })]),
+      );
+      await neonctl(
+        "databases",
+        "create",
+        "--name",
+        "cli_db",
+        "--owner-name",
+        "cli_app",
+        "--branch",
+        "dev",
+        ...p,
+      );
+      expect(await neonctl("databases", "list", "--branch", "dev", ...p)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: "cli_db", owner_name: "cli_app" })]),
+      );
+      await neonctl("branches", "reset", "dev", "--parent", ...p);
+      const { dev } = await branchesOf(h);
+      const names = (await h.api("GET", `/projects/${projectId}/branches/${dev}/databases`)).body.databases;
+      expect(names.map((d: { name: string }) => d.name)).toEqual(["neondb"]);
+      const cs = await neonctl(
+        "connection-string",
+        "main",
+        "--role-name",
+        "neondb_owner",
+        "--database-name",
+        "neondb",
+        ...p,
+      );
+      expect(new URL(cs as string).username).toBe("neondb_owner");
+    }));
 });

@@ -15,6 +15,7 @@ import {
   type ApiResponse,
   type ResponseShape,
 } from "./api-routes.ts";
+import { catalogRoutes } from "./catalog-routes.ts";
 import { createClock, type Clock } from "./clock.ts";
 import { PlatformError, notFound, projectLocked } from "./errors.ts";
 import { Faults } from "./faults.ts";
@@ -183,7 +184,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
 
   const apiRouter = FindMyWay({ ignoreTrailingSlash: true });
-  for (const route of apiRoutes) apiRouter.on(route.method, route.path, () => undefined, route);
+  for (const route of [...apiRoutes, ...catalogRoutes])
+    apiRouter.on(route.method, route.path, () => undefined, route);
   const adminRouter = FindMyWay({ ignoreTrailingSlash: true });
   for (const route of adminRoutes) adminRouter.on(route.method, route.path, () => undefined, route);
 

@@ -232,6 +232,15 @@ export function newApiKeyValue(): string {
   return key;
 }
 
+const passwordAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A role's password in the platform's form: `npg_` and 12 letters and digits. */
+export function newRolePassword(): string {
+  let password = "npg_";
+  for (let i = 0; i < 12; i++) password += passwordAlphabet[randomInt(passwordAlphabet.length)];
+  return password;
+}
+
 /** Key values are kept only as digests, so neither memory dumps nor state files hold them. */
 export function digestApiKey(value: string): string {
   return createHash("sha256").update(value).digest("hex");

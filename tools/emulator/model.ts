@@ -67,6 +67,8 @@ export interface ProjectRecord {
   orgId?: string;
   proxyHost: string;
   branchLogicalSizeLimitMiB: number;
+  /** Whether the platform keeps role passwords (`reveal_password` answers 412 when not); absent: true. */
+  storePasswords?: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -87,6 +89,37 @@ export interface BranchRecord {
   protected?: boolean;
   /** When the platform deletes it on its own (emulated ms). */
   expiresAt?: number;
+  /** When a restore last replaced its data. */
+  lastResetAt?: number;
+  /** Its Postgres roles and databases; absent (older state files): none. */
+  roles?: RoleRecord[];
+  databases?: DatabaseRecord[];
+}
+
+/** A Postgres role of a branch. */
+export interface RoleRecord {
+  name: string;
+  /** What a connection must give; absent for a role created with `no_login`. */
+  password?: string;
+  /**
+   * A reset's new password. It replaces `password` once `operationId`, the reset's last
+   * operation, succeeds (the old one works until then), and is dropped if it fails.
+   */
+  pendingPassword?: { value: string; operationId: string };
+  /** System roles the platform keeps for itself; none are emulated, so always false. */
+  protected: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A Postgres database of a branch. */
+export interface DatabaseRecord {
+  /** Unique in the emulated world, like the platform's int64 ids. */
+  id: number;
+  name: string;
+  ownerName: string;
+  createdAt: number;
+  updatedAt: number;
 }
 
 export interface EndpointRecord {
@@ -149,6 +182,8 @@ export interface WorldState {
   accounts: AccountRecord[];
   apiKeys: ApiKeyRecord[];
   nextApiKeyId: number;
+  /** The next database id (absent in older state files). */
+  nextDatabaseId?: number;
   projects: ProjectRecord[];
   branches: BranchRecord[];
   endpoints: EndpointRecord[];

@@ -1,17 +1,8 @@
 // Fidelity: every response of every route the emulator serves, successes and
 // errors, validates against the platform's official OpenAPI document.
 import { describe, expect, it } from "vitest";
-import { branchesOf, startHarness, type Harness } from "../../test/emulator/harness.ts";
-import { responseErrors } from "../../test/emulator/openapi.ts";
-
-/** Calls a route and checks its response against the document's schema for that route and status. */
-async function conforming(h: Harness, method: string, template: string, path: string, body?: unknown) {
-  const res = await h.api(method, path, body);
-  expect(responseErrors(method, template, res.status, res.body), `${method} ${path} → ${res.status}`).toEqual(
-    [],
-  );
-  return res;
-}
+import { branchesOf, startHarness } from "../../test/emulator/harness.ts";
+import { conforming, responseErrors } from "../../test/emulator/openapi.ts";
 
 describe("responses conform to the official OpenAPI document", () => {
   it("for every route, in success and in error", async () => {
@@ -101,6 +92,56 @@ describe("responses conform to the official OpenAPI document", () => {
 
     const unauthorized = await h.api("GET", "/projects", undefined, { key: null });
     expect(responseErrors("GET", "/projects", 401, unauthorized.body)).toEqual([]);
+  });
+
+  it("for the roles, databases, restore and connection URI routes, in success and in error", async () => {
+    const h = await startHarness();
+    const { main, dev } = await branchesOf(h);
+    const P = "/projects/demo-project";
+    const B = "/projects/{project_id}/branches/{branch_id}";
+    const dv = `${P}/branches/${dev}`;
+    const calls: [string, string, string, unknown?][] = [
+      ["GET", `${B}/roles`, `${dv}/roles`],
+      ["GET", `${B}/roles`, `${P}/branches/br-missing/roles`],
+      ["POST", `${B}/roles`, `${dv}/roles`, { role: { name: "checked" } }],
+      ["POST", `${B}/roles`, `${dv}/roles`, { role: {} }],
+      ["GET", `${B}/roles/{role_name}`, `${dv}/roles/checked`],
+      ["GET", `${B}/roles/{role_name}/reveal_password`, `${dv}/roles/checked/reveal_password`],
+      ["GET", `${B}/roles/{role_name}/reveal_password`, `${dv}/roles/nobody/reveal_password`],
+      ["POST", `${B}/roles/{role_name}/reset_password`, `${dv}/roles/checked/reset_password`],
+      ["POST", `${B}/roles/{role_name}/reset_password`, `${dv}/roles/nobody/reset_password`],
+      ["GET", `${B}/databases`, `${dv}/databases`],
+      ["POST", `${B}/databases`, `${dv}/databases`, { database: { name: "checked", owner_name: "checked" } }],
+      ["POST", `${B}/databases`, `${dv}/databases`, { database: { name: "checked", owner_name: "checked" } }],
+      ["GET", `${B}/databases/{database_name}`, `${dv}/databases/checked`],
+      [
+        "PATCH",
+        `${B}/databases/{database_name}`,
+        `${dv}/databases/checked`,
+        { database: { name: "renamed" } },
+      ],
+      ["PATCH", `${B}/databases/{database_name}`, `${dv}/databases/checked`, { database: { name: "again" } }],
+      ["DELETE", `${B}/databases/{database_name}`, `${dv}/databases/renamed`],
+      ["DELETE", `${B}/databases/{database_name}`, `${dv}/databases/renamed`],
+      ["DELETE", `${B}/roles/{role_name}`, `${dv}/roles/checked`],
+      ["DELETE", `${B}/roles/{role_name}`, `${dv}/roles/checked`],
+      ["POST", `${B}/restore`, `${dv}/restore`, { source_branch_id: main }],
+      ["POST", `${B}/restore`, `${dv}/restore`, { source_branch_id: "br-missing" }],
+      [
+        "GET",
+        "/projects/{project_id}/connection_uri",
+        `${P}/connection_uri?database_name=neondb&role_name=neondb_owner`,
+      ],
+      ["GET", "/projects/{project_id}/connection_uri", `${P}/connection_uri?database_name=neondb`],
+    ];
+    const statuses: number[] = [];
+    for (const [method, template, path, body] of calls) {
+      statuses.push((await conforming(h, method, template, path, body)).status);
+    }
+    expect(statuses).toEqual([
+      200, 404, 201, 400, 200, 200, 404, 200, 404, 200, 201, 409, 200, 200, 404, 200, 204, 200, 204, 200, 404,
+      200, 400,
+    ]);
   });
 
   it("for a failed operation", async () => {

@@ -1,6 +1,7 @@
 // Projects and branches: the seeded world, the admin's additions, and the
 // project listing with its id cursor.
 import { randomUUID } from "node:crypto";
+import { copyCatalog, seedCatalog } from "./catalog.ts";
 import { newEndpoint } from "./endpoints.ts";
 import { PlatformError, notFound } from "./errors.ts";
 import { newApiKeyValue, newBranchId, newOrganizationId, newProjectId } from "./ids.ts";
@@ -78,6 +79,7 @@ export function addProject(
     pgVersion: seed.pg_version,
     ...(orgId === undefined ? {} : { orgId }),
     branchLogicalSizeLimitMiB: 3072,
+    storePasswords: seed.store_passwords,
     createdAt: now,
     updatedAt: now,
   };
@@ -90,6 +92,7 @@ export function addProject(
     createdAt: now,
   };
   world.addBranch(primary);
+  seedCatalog(world, primary, seed.role_name, seed.database_name, now);
   const branches = [primary];
   for (const branch of seed.branches)
     branches.push(addBranch(world, id, branch, now, { seeded: true }).branch);
@@ -138,6 +141,8 @@ export function addBranch(
     ...(seeded ? {} : { currentState: "init" as const, stateChangedAt: now, updatedAt: now }),
   };
   world.addBranch(branch);
+  copyCatalog(world, parent, branch, now);
+  world.data?.branchCreated(branch, parent);
   const operations = seeded
     ? []
     : world.startOperations(projectId, [{ action: "create_branch", branchId: id }], now);

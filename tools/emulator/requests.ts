@@ -74,6 +74,37 @@ export const updateBranchBody = z.object({
 });
 export type UpdateBranchBody = z.infer<typeof updateBranchBody>["branch"];
 
+const postgresName = z.string().min(1);
+
+export const createRoleBody = z.object({
+  role: z.object({ name: postgresName, no_login: z.boolean().optional() }),
+});
+
+export const createDatabaseBody = z.object({
+  database: z.object({ name: postgresName, owner_name: postgresName }),
+});
+
+export const updateDatabaseBody = z.object({
+  database: z.object({ name: postgresName.optional(), owner_name: postgresName.optional() }),
+});
+
+export const restoreBranchBody = z.object({
+  source_branch_id: id,
+  source_lsn: z.string().min(1).optional(),
+  source_timestamp: z.iso.datetime({ offset: true }).optional(),
+  preserve_under_name: z.string().max(256).optional(),
+});
+export type RestoreBranchBody = z.infer<typeof restoreBranchBody>;
+
+export const connectionUriQuery = z.object({
+  branch_id: id.optional(),
+  endpoint_id: id.optional(),
+  database_name: postgresName,
+  role_name: postgresName,
+  pooled: z.enum(["true", "false"]).optional(),
+});
+export type ConnectionUriQuery = z.infer<typeof connectionUriQuery>;
+
 export const createApiKeyBody = z.object({ key_name: z.string().max(64) });
 
 const limit = (max: number) => z.coerce.number().int().min(1).max(max);

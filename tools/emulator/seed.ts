@@ -3,6 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { defaultDatabaseName, defaultRoleName } from "./catalog.ts";
 
 const id = z.string().regex(/^[a-z0-9-]{1,60}$/);
 
@@ -20,6 +21,22 @@ const projectSeed = z.object({
   org_id: id.optional(),
   provisioner: z.string().default("k8s-neonvm"),
   primary_branch: z.string().default("main").describe("name of the primary branch"),
+  role_name: z
+    .string()
+    .min(1)
+    .max(63)
+    .default(defaultRoleName)
+    .describe("the primary branch's owner role, as a project create's branch.role_name"),
+  database_name: z
+    .string()
+    .min(1)
+    .max(63)
+    .default(defaultDatabaseName)
+    .describe("the primary branch's database, owned by role_name"),
+  store_passwords: z
+    .boolean()
+    .default(true)
+    .describe("whether the platform keeps role passwords (reveal_password answers 412 when not)"),
   branches: z.array(branchSeed).default([]).describe("child branches, without endpoints"),
 });
 

@@ -4,9 +4,11 @@ import {
   type AccountRecord,
   type ApiKeyRecord,
   type BranchRecord,
+  type DatabaseRecord,
   type EndpointRecord,
   type OperationRecord,
   type ProjectRecord,
+  type RoleRecord,
 } from "./model.ts";
 import { formatTimestamp } from "./timestamps.ts";
 
@@ -90,7 +92,7 @@ export function projectView(p: ProjectRecord, options: ViewOptions = {}): Record
     proxy_host: p.proxyHost,
     branch_logical_size_limit: p.branchLogicalSizeLimitMiB,
     branch_logical_size_limit_bytes: p.branchLogicalSizeLimitMiB * 1024 * 1024,
-    store_passwords: true,
+    store_passwords: p.storePasswords ?? true,
     active_time: 0,
     ...(options.dropDeprecatedFields ? {} : { cpu_used_sec: 0 }),
     locked: false,
@@ -187,7 +189,32 @@ export function branchView(b: BranchRecord, options: ViewOptions = {}): Record<s
     data_transfer_bytes: 0,
     ...(b.expiresAt === undefined ? {} : { expires_at: formatTimestamp(b.expiresAt) }),
     ...(b.parentId === undefined ? {} : { init_source: "parent-data" }),
+    ...(b.lastResetAt === undefined ? {} : { last_reset_at: formatTimestamp(b.lastResetAt) }),
     created_at: formatTimestamp(b.createdAt),
     updated_at: formatTimestamp(updatedAt),
+  };
+}
+
+/** A role; its password only where the platform shows one (a create's or a reset's response). */
+export function roleView(branchId: string, role: RoleRecord, password?: string): Record<string, unknown> {
+  return {
+    branch_id: branchId,
+    name: role.name,
+    ...(password === undefined ? {} : { password }),
+    protected: role.protected,
+    authentication_method: role.password === undefined ? "no_login" : "password",
+    created_at: formatTimestamp(role.createdAt),
+    updated_at: formatTimestamp(role.updatedAt),
+  };
+}
+
+export function databaseView(branchId: string, database: DatabaseRecord): Record<string, unknown> {
+  return {
+    id: database.id,
+    branch_id: branchId,
+    name: database.name,
+    owner_name: database.ownerName,
+    created_at: formatTimestamp(database.createdAt),
+    updated_at: formatTimestamp(database.updatedAt),
   };
 }

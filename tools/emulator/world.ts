@@ -46,6 +46,24 @@ export interface WorldOptions extends DurationSettings {
    * `branch` is an optimistic variant, for comparing how a client would fare if it were so.
    */
   lockScope?: LockScope;
+  /** Told when a branch's data must be copied, moved or dropped (the emulator's Postgres). */
+  data?: BranchDataEvents;
+}
+
+/**
+ * What happens to a branch's data beside its records. The records (roles, databases) are
+ * the world's; the rows are the listener's, which copies a parent's data to a child.
+ */
+export interface BranchDataEvents {
+  /** A child branch starts with its parent's data as it is now. */
+  branchCreated(branch: BranchRecord, parent: BranchRecord): void;
+  /** The branch's current data moves to `preserved` (a restore's `preserve_under_name`). */
+  branchPreserved(branch: BranchRecord, preserved: BranchRecord): void;
+  /** The branch's data is replaced by a copy of the source's. */
+  branchRestored(branch: BranchRecord, source: BranchRecord): void;
+  branchDeleted(branch: BranchRecord): void;
+  databaseRenamed(branch: BranchRecord, from: string, to: string): void;
+  databaseDeleted(branch: BranchRecord, name: string): void;
 }
 
 export type { LockScope };
@@ -66,6 +84,7 @@ export class World {
   /** In seed order; the first is the one the single-account seed format describes. */
   readonly accounts = new Map<string, AccountRecord>();
   nextApiKeyId = 1_000_001;
+  nextDatabaseId = 1_000_001;
   readonly apiKeysById = new Map<number, ApiKeyRecord>();
   readonly apiKeysByDigest = new Map<string, ApiKeyRecord>();
   readonly projects = new Map<string, ProjectRecord>();
@@ -94,6 +113,7 @@ export class World {
   private readonly maxOperations: number;
   private readonly operationFault: (operation: OperationRecord) => OperationFaultPlan | undefined;
   readonly operationsListLagMs: number;
+  readonly data: BranchDataEvents | undefined;
   /** Operations created since start, retained or not. */
   operationsCreated = 0;
   /** Bumped on every change of what endpoints show, so their serialised views can be cached. */
@@ -107,6 +127,7 @@ export class World {
     this.operationFault = options.operationFault ?? (() => undefined);
     this.operationsListLagMs = options.operationsListLagMs ?? 0;
     this.locks = new OperationLocks(options.lockScope ?? "project");
+    this.data = options.data;
   }
 
   /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */
@@ -158,6 +179,7 @@ export class World {
 
   removeBranch(branch: BranchRecord): void {
     this.branches.delete(branch.id);
+    this.data?.branchDeleted(branch);
     this.changed();
   }
 
@@ -525,6 +547,7 @@ export class World {
       accounts: [...this.accounts.values()],
       apiKeys: [...this.apiKeysById.values()],
       nextApiKeyId: this.nextApiKeyId,
+      nextDatabaseId: this.nextDatabaseId,
       projects: [...this.projects.values()],
       branches: [...this.branches.values()],
       endpoints: [...this.endpoints.values()],
@@ -541,6 +564,7 @@ export class World {
     const world = new World(options);
     for (const account of state.accounts) world.addAccount(account);
     world.nextApiKeyId = state.nextApiKeyId;
+    if (state.nextDatabaseId !== undefined) world.nextDatabaseId = state.nextDatabaseId;
     for (const key of state.apiKeys) {
       world.apiKeysById.set(key.id, key);
       world.apiKeysByDigest.set(key.digest, key);
