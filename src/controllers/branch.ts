@@ -8,6 +8,7 @@
 import { BranchSpec, branchKind, type BranchStatus } from "../api/branch.ts";
 import { restoredFromParentAtAnnotation } from "../api/group.ts";
 import {
+  BadRequestError,
   ConflictError,
   NotFoundError,
   UnprocessableError,
@@ -374,14 +375,12 @@ function untilExpiry(branch: Branch, now: Date): number | undefined {
 
 /** Names what the platform refused in the resource's own terms. */
 function platformProblem(err: unknown, spec: BranchSpec, step?: BranchStep): unknown {
-  if (step?.action === "restore" && err instanceof UnprocessableError) {
+  if (step?.action === "restore" && err instanceof BadRequestError) {
     // A branch with children needs its old state kept under a new name, which this does not do.
     return new Problem(
       "RestoreRefused",
-      `the platform refused to reset the branch from its parent: ${err.message}`,
-      {
-        retryAfterMs: 60_000,
-      },
+      `the platform refused to reset the branch from its parent: ${err.message} (a branch with child branches cannot be reset from its parent here)`,
+      { terminal: true },
     );
   }
   if (step !== undefined && step.action !== "update") return err;

@@ -1,0 +1,106 @@
+// A branch's roles, databases and restore through the platform client, against the emulator
+// over HTTP: the bodies the client sends are the official document's, a created role's password
+// never reaches the parsed answer, and a reset from the parent brings back the parent's catalog.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
+import { databaseBody, restoreBody, roleBody } from "./branch-content-schemas.ts";
+import type { PlatformClient } from "./client.ts";
+import { BadRequestError, NotFoundError } from "./errors.ts";
+import type { Operation } from "./schemas.ts";
+
+interface SchemaNode {
+  required?: string[];
+  properties?: Record<string, SchemaNode>;
+}
+
+const require = createRequire(import.meta.url);
+const document = parse(
+  readFileSync(require.resolve("@neondatabase/api-client/public-v2-for-users.gen.yaml"), "utf8"),
+) as { components: { schemas: Record<string, SchemaNode> } };
+const schemas = document.components.schemas;
+
+describe("the roles, databases and restore of a branch, through the platform client", () => {
+  let platform: TestPlatform;
+  let client: PlatformClient;
+  const settle = async (operations: Operation[]) => {
+    const outcome = await client.waitForOperations("shop", operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
+    expect(outcome.state).toBe("finished");
+  };
+
+  beforeAll(async () => {
+    platform = await startPlatform({
+      operationDurationMs: 50,
+      seed: { projects: [{ id: "shop", name: "shop", branches: [{ id: "br-dev", name: "dev" }] }] },
+    });
+    client = platform.client();
+  });
+  afterAll(() => platform.close());
+
+  it("sends only the document's request fields, with everything it requires", () => {
+    const role = schemas["RoleCreateRequest"]!.properties!["role"]!;
+    const database = schemas["DatabaseCreateRequest"]!.properties!["database"]!;
+    const restore = schemas["BranchRestoreRequest"]!;
+    const cases: [SchemaNode, Record<string, unknown>][] = [
+      [role, roleBody("app").role],
+      [database, databaseBody({ name: "shop", ownerName: "app" }).database],
+      [restore, restoreBody({ sourceBranchId: "br-main", preserveUnderName: "old" })],
+    ];
+    for (const [schema, body] of cases) {
+      for (const field of Object.keys(body)) expect(schema.properties).toHaveProperty(field);
+      for (const field of schema.required ?? []) expect(body).toHaveProperty(field);
+    }
+  });
+
+  it("creates a role and a database it owns; the role's password is not kept", async () => {
+    const created = await client.createRole("shop", "br-dev", "app", { ticket: "test/app" });
+    expect(created.role).toMatchObject({ branchId: "br-dev", name: "app" });
+    // The platform answers the new password; the client drops it.
+    expect(JSON.stringify(created)).not.toContain("password");
+    expect(JSON.stringify(created)).not.toMatch(/npg_/);
+    await settle(created.operations);
+    const roles = await client.listRoles("shop", "br-dev");
+    expect(roles.map((r) => r.name)).toEqual(expect.arrayContaining(["neondb_owner", "app"]));
+
+    const db = await client.createDatabase("shop", "br-dev", { name: "orders", ownerName: "app" });
+    expect(db.database).toMatchObject({ name: "orders", ownerName: "app", branchId: "br-dev" });
+    await settle(db.operations);
+    const databases = await client.listDatabases("shop", "br-dev");
+    expect(databases.map((d) => [d.name, d.ownerName])).toContainEqual(["orders", "app"]);
+  });
+
+  it("resets a child from its parent: what was added on the child is gone", async () => {
+    const child = await client.createBranch("shop", { parentId: "br-dev", name: "child" });
+    await settle(child.operations);
+    const id = child.branch.id;
+    await settle((await client.createRole("shop", id, "scratch")).operations);
+    await settle(
+      (await client.createDatabase("shop", id, { name: "scratch", ownerName: "scratch" })).operations,
+    );
+
+    const restored = await client.restoreBranch("shop", id, { sourceBranchId: "br-dev" });
+    expect(restored.branch.id).toBe(id);
+    expect(restored.operations.length).toBeGreaterThan(0);
+    await settle(restored.operations);
+    expect((await client.listRoles("shop", id)).map((r) => r.name)).not.toContain("scratch");
+    expect((await client.listDatabases("shop", id)).map((d) => d.name)).not.toContain("scratch");
+    // The parent's own catalog is the child's again.
+    expect((await client.listDatabases("shop", id)).map((d) => d.name)).toContain("orders");
+    expect((await client.getBranch("shop", id)).lastResetAt).toBeDefined();
+  });
+
+  it("is refused from a source that does not exist, and for a branch with children unless their old state is kept", async () => {
+    await expect(
+      client.restoreBranch("shop", "br-dev", { sourceBranchId: "br-main-missing" }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    const main = (await client.listBranches("shop")).find((b) => b.default);
+    await expect(client.restoreBranch("shop", "br-dev", { sourceBranchId: main!.id })).rejects.toBeInstanceOf(
+      BadRequestError,
+    );
+  });
+});
