@@ -154,7 +154,7 @@ export const BranchStatus = z
       .string()
       .optional()
       .describe("When the platform deletes the branch; with spec.ttl, computed once at creation."),
-    updatedAt: z.string().optional(),
+    updatedAt: z.string().optional().describe("When the platform last changed the branch."),
     lastResetAt: z.string().optional().describe("When the branch was last reset or restored."),
     roles: z
       .array(z.string())
@@ -191,6 +191,7 @@ export const branchKind = defineKind({
     { name: "Branch", type: "string", jsonPath: ".status.branchId" },
     { name: "Name", type: "string", jsonPath: ".status.name" },
     { name: "State", type: "string", jsonPath: ".status.currentState" },
+    { name: "Parent", type: "string", jsonPath: ".status.parentId", priority: 1 },
     { name: "Expires", type: "string", jsonPath: ".status.expiresAt", priority: 1 },
     { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
     {

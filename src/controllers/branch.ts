@@ -361,6 +361,7 @@ function observedFields(branch: Branch): Partial<S> {
     protected: branch.protected,
     default: branch.default,
     createdAt: branch.createdAt,
+    updatedAt: branch.updatedAt,
     expiresAt: branch.expiresAt,
     lastResetAt: branch.lastResetAt,
     logicalSize: branch.logicalSize,
