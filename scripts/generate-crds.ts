@@ -46,7 +46,7 @@ const chartFiles = join(root, "deploy", "helm", "neon-cloud-operator", "files");
 for (const [from, to] of [
   ["alerts/prometheusrule.yaml", "prometheusrule.yaml"],
   ["dashboard/neon-cloud-operator.json", "dashboard.json"],
-]) {
+] as const) {
   const file = join(chartFiles, to);
   await copyFile(join(root, "deploy", "components", from), file);
   process.stdout.write(`wrote ${file}\n`);

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { Conditions } from "./conditions.ts";
 import { EndpointOperation } from "./computeendpoint.ts";
+import { restoredFromParentAtAnnotation } from "./group.ts";
 import { defineKind } from "./kind.ts";
 import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
 
@@ -31,6 +32,31 @@ export const BranchParent = z
     ),
   );
 export type BranchParent = z.infer<typeof BranchParent>;
+
+/** Postgres identifiers: at most 63 bytes (NAMEDATALEN - 1); the platform refuses longer ones. */
+const postgresName = z
+  .string()
+  .min(1)
+  .max(63)
+  .meta(cel({ rule: "size(bytes(self)) <= 63", message: "must be at most 63 bytes (a Postgres name)" }));
+
+export const BranchRole = z
+  .object({ name: postgresName.describe("The role's name (a Postgres identifier).") })
+  .describe("A Postgres role the branch must have (created with a generated password).");
+export type BranchRole = z.infer<typeof BranchRole>;
+
+export const BranchDatabase = z
+  .object({
+    name: postgresName.describe("The database's name."),
+    owner: postgresName.describe(
+      "The role that owns it: one of spec.roles, or a role the branch already has (from its parent).",
+    ),
+  })
+  .describe("A database the branch must have.");
+export type BranchDatabase = z.infer<typeof BranchDatabase>;
+
+/** A list keyed by name: the API server refuses two entries of one name. */
+const byName = { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] } as const;
 
 export const BranchSpec = z
   .object({
@@ -64,6 +90,22 @@ export const BranchSpec = z
       .default("Delete")
       .describe(
         "Delete removes the platform branch (and its endpoints) with this resource; Orphan leaves it.",
+      ),
+    roles: z
+      .array(BranchRole)
+      .max(50)
+      .optional()
+      .meta(byName)
+      .describe(
+        "Roles the branch must have: created when missing, never deleted by the operator (removing one from the list leaves it on the branch).",
+      ),
+    databases: z
+      .array(BranchDatabase)
+      .max(50)
+      .optional()
+      .meta(byName)
+      .describe(
+        "Databases the branch must have: created when missing, never deleted by the operator. The owner must be a role the branch has.",
       ),
     branchId: platformId
       .optional()
@@ -112,7 +154,22 @@ export const BranchStatus = z
       .string()
       .optional()
       .describe("When the platform deletes the branch; with spec.ttl, computed once at creation."),
-    lastResetAt: z.string().optional(),
+    updatedAt: z.string().optional().describe("When the platform last changed the branch."),
+    lastResetAt: z.string().optional().describe("When the branch was last reset or restored."),
+    roles: z
+      .array(z.string())
+      .optional()
+      .describe("The roles of spec.roles the branch has, as last seen (other roles are not listed)."),
+    databases: z
+      .array(z.object({ name: z.string(), owner: z.string() }))
+      .optional()
+      .describe("The databases of spec.databases the branch has, with their owners, as last seen."),
+    restoredFromParentAt: z
+      .string()
+      .optional()
+      .describe(
+        `The value of the ${restoredFromParentAtAnnotation} annotation last acted upon (the branch was reset from its parent for it).`,
+      ),
     logicalSize: z.int().optional().describe("The branch's logical size in bytes."),
     operations: z.array(EndpointOperation).optional().describe("Operations of the last change."),
     observedGeneration: z.int().optional(),
@@ -134,6 +191,7 @@ export const branchKind = defineKind({
     { name: "Branch", type: "string", jsonPath: ".status.branchId" },
     { name: "Name", type: "string", jsonPath: ".status.name" },
     { name: "State", type: "string", jsonPath: ".status.currentState" },
+    { name: "Parent", type: "string", jsonPath: ".status.parentId", priority: 1 },
     { name: "Expires", type: "string", jsonPath: ".status.expiresAt", priority: 1 },
     { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
     {

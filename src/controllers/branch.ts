@@ -1,20 +1,34 @@
 // The Branch adapter: a platform branch kept as its resource declares, on the managed-resource
-// layer (managed/). Observe waits out the create's operations, then finds the branch by its
-// adopted id, recorded id or name; create sends one branch create from the resolved parent;
-// update sends one PATCH (name, protection, expiry); delete removes it unless Orphan. A branch
-// the platform deleted (its expiry) or someone deleted elsewhere is reported, never recreated.
+// layer (managed/). Observe waits out the last change's operations, then finds the branch by its
+// adopted id, recorded id or name, and picks the next step (branch-steps.ts); create sends one
+// branch create from the resolved parent; update does that one step (a reset from the parent, a
+// PATCH of name, protection and expiry, a role or a database); delete removes it unless Orphan. A
+// branch the platform deleted (its expiry) or someone deleted elsewhere is reported, never
+// recreated.
 import { BranchSpec, branchKind, type BranchStatus } from "../api/branch.ts";
+import { restoredFromParentAtAnnotation } from "../api/group.ts";
 import {
+  BadRequestError,
   ConflictError,
   NotFoundError,
   UnprocessableError,
   type Branch,
   type BranchMutation,
-  type BranchPatch,
+  type Operation,
 } from "../platform/index.ts";
 import type { Controller, KubeObject } from "../runtime/index.ts";
 import { resolveParent, type BranchObject } from "./branch-parent.ts";
 import { creationExpiry, desiredName, expiryProblem, plan, usable, vanished } from "./branch-plan.ts";
+import {
+  contentStatus,
+  contentStep,
+  contentUnknown,
+  restoreRequested,
+  restoreStep,
+  stepReason,
+  type BranchContent,
+  type BranchStep,
+} from "./branch-steps.ts";
 import { statusOperations } from "./computeendpoint-status.ts";
 import { firstLook, nextPoll } from "./computeendpoint-polling.ts";
 import { managedController } from "./managed/controller.ts";
@@ -52,14 +66,14 @@ const kind: ManagedKind<BranchSpec> = {
 /** What observe learned for create in the same pass: the parent's id (undefined: the default branch). */
 const resolvedParents = new WeakMap<object, string | undefined>();
 
-class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
+class Branches implements ExternalClient<BranchSpec, S, BranchStep> {
   private readonly pollMs: number;
 
   constructor(options: KindControllerOptions) {
     this.pollMs = options.pollIntervalMs ?? 5_000;
   }
 
-  async observe(pass: BrPass): Promise<Observation<S, BranchPatch>> {
+  async observe(pass: BrPass): Promise<Observation<S, BranchStep>> {
     const { spec, status } = pass;
     // 1. The create is still running on the platform (the branch is `init` until it ends).
     const last = await lastChange(pass, spec.projectId, undefined);
@@ -103,18 +117,56 @@ class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
       resolvedParents.set(pass, parent.parentId);
       return { state: "absent" };
     }
-    const next = plan(spec, branch, pass.obj.metadata.uid ?? "", pass.now());
+    const fields: Partial<S> = { ...observedFields(branch), operations };
+    const next = await this.nextStep(pass, branch, fields);
     return {
       state: "present",
       upToDate: next === undefined,
       diff: next,
-      status: { ...observedFields(branch), operations },
+      status: fields,
       ready: usable(branch)
         ? ["True", "Available", `branch ${branch.id} is ${branch.currentState}`]
         : ["False", "BranchState", `branch ${branch.id} is ${branch.currentState}`],
       // Not usable yet (init after a create this pass did not see answered): look again soon.
       observeAfterMs: usable(branch) ? untilExpiry(branch, pass.now()) : nextPoll(this.pollMs),
     };
+  }
+
+  /**
+   * The one change the branch needs next (branch-steps.ts), adding to `fields` the roles and
+   * databases it listed. Roles and databases are looked at only on a usable branch whose status
+   * does not show them all yet (or on a new generation): two GETs, not on every poll.
+   */
+  private async nextStep(pass: BrPass, branch: Branch, fields: Partial<S>): Promise<BranchStep | undefined> {
+    const { spec, status } = pass;
+    const restore = usable(branch)
+      ? restoreRequested(pass.obj.metadata.annotations?.[restoredFromParentAtAnnotation], status)
+      : undefined;
+    if (restore !== undefined) {
+      const step = restoreStep(branch, restore);
+      if ("problem" in step)
+        throw new Problem<S>("RestoreRefused", step.problem, { terminal: true, status: fields });
+      return step;
+    }
+    const patch = plan(spec, branch, pass.obj.metadata.uid ?? "", pass.now());
+    if (patch) return { action: "update", patch };
+    if (!usable(branch) || !contentUnknown(spec, status, pass.obj.metadata.generation)) return undefined;
+    const content = await this.content(pass, branch.id);
+    Object.assign(fields, contentStatus(spec, content));
+    const step = contentStep(spec, content, branch.id);
+    if (step && "problem" in step) {
+      throw new Problem<S>("InvalidSpec", step.problem, { terminal: true, status: fields });
+    }
+    return step;
+  }
+
+  private async content(pass: BrPass, branchId: string): Promise<BranchContent> {
+    const { client, spec, signal } = pass;
+    const [roles, databases] = await Promise.all([
+      client.listRoles(spec.projectId, branchId, { signal }),
+      client.listDatabases(spec.projectId, branchId, { signal }),
+    ]);
+    return { roles, databases };
   }
 
   async create(pass: BrPass): Promise<Change<S>> {
@@ -141,8 +193,14 @@ class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
     }
     const from = parentId ?? "the default branch";
     pass.events.normal("Created", "Create", `created branch ${result.branch.id} from ${from}`);
+    // Created from the parent: an annotation already there asks for nothing more.
+    const restoredFromParentAt = obj.metadata.annotations?.[restoredFromParentAtAnnotation];
     return {
-      status: { ...observedFields(result.branch), operations: statusOperations(result.operations) },
+      status: {
+        ...observedFields(result.branch),
+        operations: statusOperations(result.operations),
+        ...(restoredFromParentAt === undefined ? {} : { restoredFromParentAt }),
+      },
       reason: "Creating",
       message: `creating branch ${result.branch.id} from ${from}`,
       inProgress: true,
@@ -150,25 +208,75 @@ class Branches implements ExternalClient<BranchSpec, S, BranchPatch> {
     };
   }
 
-  async update(pass: BrPass, observed: PresentObservation<S, BranchPatch>): Promise<Change<S>> {
-    const patch = observed.diff;
+  async update(pass: BrPass, observed: PresentObservation<S, BranchStep>): Promise<Change<S>> {
+    const step = observed.diff;
     const branchId = observed.status.branchId;
-    if (!patch || !branchId) throw new Error("update without a planned change");
-    let result: BranchMutation;
+    if (!step || !branchId) throw new Error("update without a planned change");
+    const { projectId } = pass.spec;
+    const options = mutationOptions(pass);
+    let operations: Operation[];
+    let status: Partial<S>;
+    let message: string;
+    let action: string;
     try {
-      result = await pass.client.updateBranch(pass.spec.projectId, branchId, patch, mutationOptions(pass));
+      switch (step.action) {
+        case "restore": {
+          const result = await pass.client.restoreBranch(
+            projectId,
+            branchId,
+            { sourceBranchId: step.parentId },
+            options,
+          );
+          operations = result.operations;
+          // Its roles and databases are the parent's now: looked at again once the restore ends.
+          status = {
+            ...observedFields(result.branch),
+            restoredFromParentAt: step.restoredFromParentAt,
+            roles: undefined,
+            databases: undefined,
+          };
+          message = `resetting branch ${branchId} from its parent ${step.parentId} (${restoredFromParentAtAnnotation}=${step.restoredFromParentAt})`;
+          action = "Restore";
+          break;
+        }
+        case "update": {
+          const result = await pass.client.updateBranch(projectId, branchId, step.patch, options);
+          operations = result.operations;
+          status = observedFields(result.branch);
+          message = `updating ${Object.keys(step.patch).join(", ")} of branch ${branchId}`;
+          action = "Update";
+          break;
+        }
+        case "createRole": {
+          operations = (await pass.client.createRole(projectId, branchId, step.name, options)).operations;
+          status = { roles: [...(observed.status.roles ?? []), step.name] };
+          message = `creating role ${step.name} on branch ${branchId}`;
+          action = "CreateRole";
+          break;
+        }
+        case "createDatabase": {
+          const spec = { name: step.name, ownerName: step.owner };
+          operations = (await pass.client.createDatabase(projectId, branchId, spec, options)).operations;
+          status = {
+            databases: [...(observed.status.databases ?? []), { name: step.name, owner: step.owner }],
+          };
+          message = `creating database ${step.name} owned by ${step.owner} on branch ${branchId}`;
+          action = "CreateDatabase";
+          break;
+        }
+      }
     } catch (err) {
-      throw platformProblem(err, pass.spec);
+      throw platformProblem(err, pass.spec, step);
     }
-    const message = `updating ${Object.keys(patch).join(", ")} of branch ${branchId}`;
-    pass.events.normal("Updating", "Update", message);
-    const started = result.operations.length > 0;
+    const reason = stepReason(step);
+    pass.events.normal(reason, action, message);
+    const started = operations.length > 0;
     return {
-      status: { ...observedFields(result.branch), operations: statusOperations(result.operations) },
-      reason: "Updating",
+      status: { ...status, operations: statusOperations(operations) },
+      reason,
       message,
       inProgress: started,
-      requeueAfterMs: started ? firstLook(pass.client, result.operations, this.pollMs) : 0,
+      requeueAfterMs: started ? firstLook(pass.client, operations, this.pollMs) : 0,
     };
   }
 
@@ -253,6 +361,7 @@ function observedFields(branch: Branch): Partial<S> {
     protected: branch.protected,
     default: branch.default,
     createdAt: branch.createdAt,
+    updatedAt: branch.updatedAt,
     expiresAt: branch.expiresAt,
     lastResetAt: branch.lastResetAt,
     logicalSize: branch.logicalSize,
@@ -266,7 +375,16 @@ function untilExpiry(branch: Branch, now: Date): number | undefined {
 }
 
 /** Names what the platform refused in the resource's own terms. */
-function platformProblem(err: unknown, spec: BranchSpec): unknown {
+function platformProblem(err: unknown, spec: BranchSpec, step?: BranchStep): unknown {
+  if (step?.action === "restore" && err instanceof BadRequestError) {
+    // A branch with children needs its old state kept under a new name, which this does not do.
+    return new Problem(
+      "RestoreRefused",
+      `the platform refused to reset the branch from its parent: ${err.message} (a branch with child branches cannot be reset from its parent here)`,
+      { terminal: true },
+    );
+  }
+  if (step !== undefined && step.action !== "update") return err;
   if (err instanceof ConflictError) {
     return new Problem("BranchNameTaken", `project ${spec.projectId}: ${err.message}`, {
       retryAfterMs: 60_000,
@@ -290,7 +408,7 @@ export function branchController(
   options: KindControllerOptions,
   create?: ControllerFactory<BranchObject>,
 ): Controller<BranchObject> {
-  return managedController<BranchSpec, S, BranchPatch>({
+  return managedController<BranchSpec, S, BranchStep>({
     kind,
     external: new Branches(options),
     options,

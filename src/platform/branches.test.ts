@@ -3,9 +3,11 @@ import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
+import { databaseBody, restoreBody, roleBody } from "./branch-content-schemas.ts";
 import { branchBody } from "./branch-schemas.ts";
 import type { PlatformClient } from "./client.ts";
-import { UnprocessableError } from "./errors.ts";
+import { BadRequestError, NotFoundError, UnprocessableError } from "./errors.ts";
+import type { Operation } from "./schemas.ts";
 
 interface SchemaNode {
   required?: string[];
@@ -18,7 +20,7 @@ const document = parse(
 ) as { components: { schemas: Record<string, SchemaNode> } };
 const schemas = document.components.schemas;
 
-describe("the branch routes of the platform client", () => {
+describe("the branch routes of the platform client (branches, their roles, databases and restore)", () => {
   let platform: TestPlatform;
   let client: PlatformClient;
 
@@ -103,5 +105,77 @@ describe("the branch routes of the platform client", () => {
     // Gone already: 204, and the deletion is done all the same.
     expect(await client.deleteBranch("shop", created.branch.id)).toBeUndefined();
     expect((await client.listBranches("shop")).map((b) => b.id)).not.toContain(created.branch.id);
+  });
+
+  // Roles, databases and restore: bodies of the document, no password kept, a reset from the
+  // parent brings back the parent's catalog.
+  const settle = async (operations: Operation[]) => {
+    const outcome = await client.waitForOperations("shop", operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
+    expect(outcome.state).toBe("finished");
+  };
+
+  it("sends only the document's request fields, with everything it requires", () => {
+    const role = schemas["RoleCreateRequest"]!.properties!["role"]!;
+    const database = schemas["DatabaseCreateRequest"]!.properties!["database"]!;
+    const restore = schemas["BranchRestoreRequest"]!;
+    const cases: [SchemaNode, Record<string, unknown>][] = [
+      [role, roleBody("app").role],
+      [database, databaseBody({ name: "shop", ownerName: "app" }).database],
+      [restore, restoreBody({ sourceBranchId: "br-main", preserveUnderName: "old" })],
+    ];
+    for (const [schema, body] of cases) {
+      for (const field of Object.keys(body)) expect(schema.properties).toHaveProperty(field);
+      for (const field of schema.required ?? []) expect(body).toHaveProperty(field);
+    }
+  });
+
+  it("creates a role and a database it owns; the role's password is not kept", async () => {
+    const created = await client.createRole("shop", "br-dev", "app", { ticket: "test/app" });
+    expect(created.role).toMatchObject({ branchId: "br-dev", name: "app" });
+    // The platform answers the new password; the client drops it.
+    expect(JSON.stringify(created)).not.toContain("password");
+    expect(JSON.stringify(created)).not.toMatch(/npg_/);
+    await settle(created.operations);
+    const roles = await client.listRoles("shop", "br-dev");
+    expect(roles.map((r) => r.name)).toEqual(expect.arrayContaining(["neondb_owner", "app"]));
+
+    const db = await client.createDatabase("shop", "br-dev", { name: "orders", ownerName: "app" });
+    expect(db.database).toMatchObject({ name: "orders", ownerName: "app", branchId: "br-dev" });
+    await settle(db.operations);
+    const databases = await client.listDatabases("shop", "br-dev");
+    expect(databases.map((d) => [d.name, d.ownerName])).toContainEqual(["orders", "app"]);
+  });
+
+  it("resets a child from its parent: what was added on the child is gone", async () => {
+    const child = await client.createBranch("shop", { parentId: "br-dev", name: "child" });
+    await settle(child.operations);
+    const id = child.branch.id;
+    await settle((await client.createRole("shop", id, "scratch")).operations);
+    await settle(
+      (await client.createDatabase("shop", id, { name: "scratch", ownerName: "scratch" })).operations,
+    );
+
+    const restored = await client.restoreBranch("shop", id, { sourceBranchId: "br-dev" });
+    expect(restored.branch.id).toBe(id);
+    expect(restored.operations.length).toBeGreaterThan(0);
+    await settle(restored.operations);
+    expect((await client.listRoles("shop", id)).map((r) => r.name)).not.toContain("scratch");
+    expect((await client.listDatabases("shop", id)).map((d) => d.name)).not.toContain("scratch");
+    // The parent's own catalog is the child's again.
+    expect((await client.listDatabases("shop", id)).map((d) => d.name)).toContain("orders");
+    expect((await client.getBranch("shop", id)).lastResetAt).toBeDefined();
+  });
+
+  it("is refused from a source that does not exist, and for a branch with children unless their old state is kept", async () => {
+    await expect(
+      client.restoreBranch("shop", "br-dev", { sourceBranchId: "br-main-missing" }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    const main = (await client.listBranches("shop")).find((b) => b.default);
+    await expect(client.restoreBranch("shop", "br-dev", { sourceBranchId: main!.id })).rejects.toBeInstanceOf(
+      BadRequestError,
+    );
   });
 });

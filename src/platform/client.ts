@@ -56,9 +56,24 @@ import {
   type PasswordReset,
   passwordResetWire,
   rolePasswordWire,
-  type Role,
-  rolesResponseWire,
 } from "./role-schemas.ts";
+import {
+  type BranchRestore,
+  type BranchRestoreSpec,
+  branchRestoreWire,
+  type Database,
+  databaseBody,
+  type DatabaseCreateSpec,
+  type DatabaseMutation,
+  databaseMutationWire,
+  databasesResponseWire,
+  restoreBody,
+  type Role,
+  roleBody,
+  type RoleMutation,
+  roleMutationWire,
+  rolesResponseWire,
+} from "./branch-content-schemas.ts";
 import { EndpointSnapshot } from "./snapshot.ts";
 import { OperationDurations } from "./durations.ts";
 import {
@@ -642,6 +657,112 @@ export class PlatformClient implements OperationsSource {
     );
   }
 
+  // -------------------------------------------------------------------------------------------
+  // A branch's roles and databases, and its restore (mutations in the project's turn: they start
+  // operations, `apply_config` on the branch's endpoints or the restore's own, under its lock)
+
+  async listRoles(projectId: string, branchId: string, options: CallOptions = {}): Promise<Role[]> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/branches/{branch_id}/roles",
+      path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles`,
+      schema: rolesResponseWire,
+      signal: options.signal,
+    });
+    return response.roles;
+  }
+
+  /** Creates a role (the platform generates its password; the answer's copy is dropped). */
+  createRole(
+    projectId: string,
+    branchId: string,
+    name: string,
+    options: MutationOptions = {},
+  ): Promise<RoleMutation> {
+    return this.mutateInProjectTurn(
+      projectId,
+      {
+        method: "POST",
+        template: "/projects/{project_id}/branches/{branch_id}/roles",
+        path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles`,
+        body: roleBody(name),
+        schema: roleMutationWire,
+      },
+      options,
+    );
+  }
+
+  async listDatabases(projectId: string, branchId: string, options: CallOptions = {}): Promise<Database[]> {
+    const response = await this.run({
+      method: "GET",
+      template: "/projects/{project_id}/branches/{branch_id}/databases",
+      path: `/projects/${id(projectId)}/branches/${id(branchId)}/databases`,
+      schema: databasesResponseWire,
+      signal: options.signal,
+    });
+    return response.databases;
+  }
+
+  createDatabase(
+    projectId: string,
+    branchId: string,
+    spec: DatabaseCreateSpec,
+    options: MutationOptions = {},
+  ): Promise<DatabaseMutation> {
+    return this.mutateInProjectTurn(
+      projectId,
+      {
+        method: "POST",
+        template: "/projects/{project_id}/branches/{branch_id}/databases",
+        path: `/projects/${id(projectId)}/branches/${id(branchId)}/databases`,
+        body: databaseBody(spec),
+        schema: databaseMutationWire,
+      },
+      options,
+    );
+  }
+
+  /**
+   * Restores a branch from another branch's head: with its parent as source, a reset from the
+   * parent. The answer carries the restore's operations; the branch's endpoints restart with it.
+   */
+  restoreBranch(
+    projectId: string,
+    branchId: string,
+    spec: BranchRestoreSpec,
+    options: MutationOptions = {},
+  ): Promise<BranchRestore> {
+    return this.mutateInProjectTurn(
+      projectId,
+      {
+        method: "POST",
+        template: "/projects/{project_id}/branches/{branch_id}/restore",
+        path: `/projects/${id(projectId)}/branches/${id(branchId)}/restore`,
+        body: restoreBody(spec),
+        schema: branchRestoreWire,
+      },
+      options,
+    );
+  }
+
+  /**
+   * A mutation of what a branch holds, in the project's turn. Its operations touch the branch's
+   * endpoints (an `apply_config` wakes a suspended one): the next reader of the project lists
+   * them again.
+   */
+  private async mutateInProjectTurn<T extends { operations: Operation[] }>(
+    projectId: string,
+    call: RouteCall<T>,
+    options: MutationOptions,
+  ): Promise<T> {
+    const send = () => this.run({ ...call, signal: options.signal });
+    try {
+      return this.gate ? await this.gate.run(projectId, send, (r) => r.operations, options) : await send();
+    } finally {
+      this.snapshots.invalidate(projectId);
+    }
+  }
+
   /**
    * A branch mutation in the project's turn. Endpoints it creates or removes (a deleted branch's)
    * are not in the endpoint snapshot's view: the next reader of the project lists again.
@@ -668,19 +789,8 @@ export class PlatformClient implements OperationsSource {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Roles and connection URIs (a password reset takes the project's turn in the mutation gate:
-  // it starts operations, and the new password is valid once they finish)
-
-  async listRoles(projectId: string, branchId: string, options: CallOptions = {}): Promise<Role[]> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/branches/{branch_id}/roles",
-      path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles`,
-      schema: rolesResponseWire,
-      signal: options.signal,
-    });
-    return response.roles;
-  }
+  // Role passwords and connection URIs (a password reset takes the project's turn in the mutation
+  // gate: it starts operations, and the new password is valid once they finish)
 
   /**
    * The role's current password. PasswordNotStoredError when the project does not store

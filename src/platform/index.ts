@@ -40,6 +40,15 @@ export type {
   Project,
 } from "./schemas.ts";
 export type { Branch, BranchCreateSpec, BranchMutation, BranchPatch } from "./branch-schemas.ts";
-export type { ConnectionUriQuery, PasswordReset, Role } from "./role-schemas.ts";
+export type { ConnectionUriQuery, PasswordReset } from "./role-schemas.ts";
+export type {
+  BranchRestore,
+  BranchRestoreSpec,
+  Database,
+  DatabaseCreateSpec,
+  DatabaseMutation,
+  Role,
+  RoleMutation,
+} from "./branch-content-schemas.ts";
 export { EndpointSnapshot, type EndpointSnapshotOptions } from "./snapshot.ts";
 export type { TransportTimeouts } from "./transport.ts";

@@ -8,8 +8,10 @@ import type { ComputeEndpointObject } from "../../src/controllers/computeendpoin
 import { computeEndpointController } from "../../src/controllers/computeendpoint.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
-import { eventually, kubectl } from "../support/kube.ts";
+import { kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
+import * as scenario from "./scenario.ts";
+import { branch, branches, condition, endpoints, served } from "./scenario.ts";
 
 let h: OperatorHarness;
 
@@ -18,54 +20,19 @@ const factory = together(
   (o) => computeEndpointController(o) as unknown as Controller<KubeObject>,
 );
 
-const branches = "branches.neoncloud.dev";
-const endpoints = "computeendpoints.neoncloud.dev";
-
-function branch(name: string, spec: Record<string, unknown>) {
-  return {
-    apiVersion: "neoncloud.dev/v1alpha1",
-    kind: "Branch",
-    metadata: { name },
-    spec: { projectId: "proj-alpha", ...spec },
-  };
-}
-
-type Obj = BranchObject | ComputeEndpointObject;
-
-function condition(obj: Obj, type: string) {
-  return obj.status?.conditions?.find((c) => c.type === type);
-}
-
-/** Waits until the resource's Ready condition has `reason` for its current generation. */
-async function readyReason<T extends Obj>(
-  plural: string,
-  name: string,
-  status: string,
-  reason: string,
-): Promise<T> {
-  return eventually(
-    async () => {
-      const obj = await h.get<T>(plural, name);
-      const c = condition(obj, "Ready");
-      return c?.status === status && c.reason === reason && c.observedGeneration === obj.metadata.generation
-        ? obj
-        : undefined;
-    },
-    { what: `${name} Ready=${status} ${reason}`, timeoutMs: 30_000, intervalMs: 100 },
-  );
-}
-
-const ready = <T extends Obj>(plural: string, name: string) =>
-  readyReason<T>(plural, name, "True", "Available");
-
 async function platformBranches() {
   return h.platform.listBranches("proj-alpha");
 }
 
-function createsServed(): number {
-  const counts = h.emulator.requestLog.counters().by_route["POST /projects/:project_id/branches"] ?? {};
-  return Object.values(counts).reduce((a, b) => a + b, 0);
-}
+const createsServed = () => served(h, "POST /projects/:project_id/branches");
+const readyReason = <T extends BranchObject | ComputeEndpointObject>(
+  plural: string,
+  name: string,
+  status: string,
+  reason: string,
+) => scenario.readyReason<T>(h, plural, name, status, reason);
+const ready = <T extends BranchObject | ComputeEndpointObject>(plural: string, name: string) =>
+  scenario.ready<T>(h, plural, name);
 
 async function gone(plural: string, name: string): Promise<void> {
   await kubectl(["delete", plural, name, "-n", h.namespace, "--wait=true", "--timeout=60s"]);

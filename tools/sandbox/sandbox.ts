@@ -114,7 +114,14 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
     stops.push(() => operator.stop());
 
     if (values.samples && !values["no-samples"]) {
-      await kubectl(["apply", "-n", "default", "-f", join(repoRoot, "samples")]);
+      try {
+        await kubectl(["apply", "-n", "default", "-f", join(repoRoot, "samples")]);
+      } catch (err) {
+        // kubectl applies every object it can; one the API server refuses should not stop the
+        // sandbox, only be said.
+        const stderr = (err as { stderr?: string }).stderr ?? String(err);
+        say(`sandbox: some of samples/ was refused:\n${stderr.trim()}`);
+      }
     }
     const k = controlPlane.binaries.kubectl;
     say(
@@ -125,13 +132,21 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
         `  export KUBECONFIG=${controlPlane.kubeconfig}`,
         `  alias kubectl=${k}`,
         "",
-        "  kubectl get neon -A                                   # every ComputeEndpoint and ApiKey",
+        "  kubectl get neon -A                                   # every ComputeEndpoint, ApiKey and Branch",
         "  kubectl get cep -w                                    # watch endpoints become Ready",
         "  kubectl describe cep shop-dev                         # status, operations, events",
         "  kubectl get configmap shop-dev-connection -o yaml     # published connection details",
         '  kubectl patch cep shop-dev --type=merge -p \'{"spec":{"computeUnits":{"min":1,"max":2}}}\'',
         '  kubectl patch cep shop-dev --type=merge -p \'{"spec":{"suspended":true}}\'',
         "  kubectl get secret ci-api-key                         # the ApiKey's Secret",
+        "  kubectl get branch                                    # Branches: id, state, expiry (-o wide)",
+        "  kubectl describe branch shop-preview                  # its roles, databases, operations, events",
+        "  kubectl annotate branch shop-preview neoncloud.dev/restoredFromParentAt=$(date -u +%FT%TZ)",
+        "                                                        # reset it from its parent (dev)",
+        "",
+        "  # shop-preview's connection Secret, and psql with nothing but its DATABASE_URL:",
+        "  kubectl get secret shop-preview-db -o jsonpath='{.data.DATABASE_URL}' | base64 -d; echo",
+        "  psql \"$(kubectl get secret shop-preview-db -o jsonpath='{.data.DATABASE_URL}' | base64 -d)\" -c 'select version()'",
         "  kubectl delete cep shop-staging-replica               # deletes the endpoint on the platform",
         "",
         `Operator metrics: ${operator.manager.serverUrl ?? "(off)"}/metrics   logs: ${logFile}`,
