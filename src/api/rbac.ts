@@ -113,6 +113,28 @@ const labels = `  labels:
 
 const generated = "# Generated from src/api/rbac.ts by `npm run generate`: edit the rules there.";
 
+/** A binding of the role `name` to the operator's ServiceAccount; `namespace` is the YAML value after `namespace: `. */
+function operatorBinding(
+  kind: "RoleBinding" | "ClusterRoleBinding",
+  name: string,
+  namespace?: string,
+): string {
+  return `apiVersion: rbac.authorization.k8s.io/v1
+kind: ${kind}
+metadata:
+  name: ${name}
+${namespace ? `  namespace: ${namespace}\n` : ""}${labels}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ${kind === "RoleBinding" ? "Role" : "ClusterRole"}
+  name: ${name}
+subjects:
+  - kind: ServiceAccount
+    name: neon-cloud-operator
+    namespace: neon-cloud-operator
+`;
+}
+
 /** deploy/base/clusterrole.yaml */
 export function renderClusterRole(): string {
   return `${generated}
@@ -140,21 +162,7 @@ metadata:
 ${labels}
 rules:
 ${renderRules("  ")}---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata:
-  name: neon-cloud-operator
-  namespace: default # WATCHED
-${labels}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: Role
-  name: neon-cloud-operator
-subjects:
-  - kind: ServiceAccount
-    name: neon-cloud-operator
-    namespace: neon-cloud-operator
-`;
+${operatorBinding("RoleBinding", "neon-cloud-operator", "default # WATCHED")}`;
 }
 
 /** The Helm chart's files/rules.yaml, included by its ClusterRole and Roles. */
@@ -175,21 +183,7 @@ metadata:
 ${labels}
 rules:
 ${renderRules("  ", [leaseRule])}---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata:
-  name: neon-cloud-operator-leader-election
-  namespace: neon-cloud-operator
-${labels}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: Role
-  name: neon-cloud-operator-leader-election
-subjects:
-  - kind: ServiceAccount
-    name: neon-cloud-operator
-    namespace: neon-cloud-operator
-`;
+${operatorBinding("RoleBinding", "neon-cloud-operator-leader-election", "neon-cloud-operator")}`;
 }
 
 /** The Helm chart's files/lease-rules.yaml, included by its leader-election Role. */
@@ -221,20 +215,7 @@ metadata:
 ${labels}
 rules:
 ${renderRules("  ", metricsAuthRules)}---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: neon-cloud-operator-metrics-auth
-${labels}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: neon-cloud-operator-metrics-auth
-subjects:
-  - kind: ServiceAccount
-    name: neon-cloud-operator
-    namespace: neon-cloud-operator
----
+${operatorBinding("ClusterRoleBinding", "neon-cloud-operator-metrics-auth")}---
 # Who may scrape /metrics: bind this to Prometheus's ServiceAccount, e.g.
 #   kubectl create clusterrolebinding prometheus-neon-metrics \\
 #     --clusterrole=neon-cloud-operator-metrics-reader \\
