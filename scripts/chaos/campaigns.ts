@@ -1,8 +1,18 @@
 // The fault campaigns. Each gets a namespace and a workload of its own, drives
 // flows at a seeded pace while its faults strike, then stops the faults, waits
 // (bounded) for everything to converge and checks the invariants.
-import { leaseKind, type KubeClient, type KubeObject } from "../../src/runtime/index.ts";
+import { apiKeyResourceKind } from "../../src/controllers/apikey.ts";
+import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint.ts";
+import {
+  ContentType,
+  leaseKind,
+  type KubeClient,
+  type KubeObject,
+  type ResourceKind,
+} from "../../src/runtime/index.ts";
+import type { TcpProxy } from "../../test/support/runtime/tcp-proxy.ts";
 import type { FaultsConfig } from "../../tools/emulator/faults.ts";
+import { BranchFlows } from "./branches.ts";
 import type { Cluster } from "./cluster.ts";
 import { checkEndpoints, checkKeys, converge, type InvariantResult } from "./invariants.ts";
 import type { OperatorProcess, Operators } from "./operators.ts";
@@ -84,7 +94,12 @@ async function campaign(
   ctx: Chaos,
   name: string,
   title: string,
-  body: (w: Workload) => Promise<{ counts: Record<string, number>; after?: () => Promise<void> }>,
+  body: (w: Workload) => Promise<{
+    counts: Record<string, number>;
+    after?: () => Promise<void>;
+    /** The campaign's own checks, beside the invariants every campaign checks. */
+    checks?: () => Promise<InvariantResult[]>;
+  }>,
 ): Promise<CampaignResult> {
   ctx.say(`\n== ${name}: ${title}`);
   const namespace = `chaos-${name}`;
@@ -98,7 +113,7 @@ async function campaign(
   const crashesBefore = ctx.operators.crashes.length;
   // A rotating key from the start, so kills and faults can land on rotations.
   await w.createKey(true);
-  const { counts, after } = await body(w);
+  const { counts, after, checks } = await body(w);
   await ctx.platform.clearFaults();
   ctx.cluster.proxy.restore();
   ctx.say(`${name}: faults off after ${w.flowCount} flows; waiting for convergence`);
@@ -113,6 +128,7 @@ async function campaign(
     converged.result,
     ...(await checkEndpoints(ctx.kube, ctx.platform, ctx.workloads)),
     ...(await checkKeys(ctx.kube, ctx.platform, ctx.workloads)),
+    ...((await checks?.()) ?? []),
   ];
   // The campaign's resources go, so the next campaign's requests are its own.
   await w.deleteAll();
@@ -165,7 +181,26 @@ export function kills(ctx: Chaos): Promise<CampaignResult> {
       await Promise.race([ctx.single.started, sleep(20_000)]);
       if ((i + 1) % 20 === 0) ctx.say(`kills: ${i + 1}/${ctx.mode.kills}`);
     }
-    return { counts };
+    // Branch resources, each create interrupted by a kill -9 at a random moment.
+    const branches = new BranchFlows(ctx.kube, ctx.random, w.namespace, ctx.platform.projects);
+    const branchKills = Math.max(3, Math.round(ctx.mode.kills / 10));
+    for (let i = 0; i < branchKills; i++) {
+      await branches.create();
+      await sleep(ctx.random.int(0, 1500));
+      if (ctx.single && (await ctx.operators.kill(ctx.single))) {
+        counts.kills = (counts.kills ?? 0) + 1;
+        counts["kills during branch-create"] = (counts["kills during branch-create"] ?? 0) + 1;
+      }
+      ctx.single = ctx.operators.start(false);
+      await Promise.race([ctx.single.started, sleep(20_000)]);
+    }
+    return {
+      counts,
+      checks: async () => [
+        await branches.check(ctx.platform, ctx.mode.convergeTimeoutMs),
+        await branches.deleteAll(ctx.platform, ctx.mode.convergeTimeoutMs),
+      ],
+    };
   });
 }
 
@@ -304,4 +339,169 @@ export function leadership(ctx: Chaos): Promise<CampaignResult> {
       },
     };
   });
+}
+
+/** The flow indexes at which a campaign strikes `times` times, spread over its flows. */
+function strikes(flows: number, times: number): Set<number> {
+  return new Set(Array.from({ length: times }, (_, k) => Math.floor(((k + 0.5) * flows) / times)));
+}
+
+/** How long a cut-off leader may take to exit: lease renewals hang past the renew deadline (10 s). */
+const cutOffExitMs = 45_000;
+
+/**
+ * Two replicas with leader election, each on a path of its own to the API server. Right after a
+ * create, the leader's path goes silent (its requests hang; it is not killed): it must notice that
+ * its lease renewals fail, abort its work and exit 1, while the standby takes over and finishes the
+ * create without a duplicate.
+ */
+export function cutOff(ctx: Chaos): Promise<CampaignResult> {
+  return campaign(
+    ctx,
+    "cutoff",
+    "the leader cut off from the API server (its requests hang, it is not killed) while a create is in flight",
+    async (w) => {
+      const counts = { "leaders cut off": 0, "cut-off leaders that exited 1": 0 };
+      const problems: string[] = [];
+      if (ctx.single) await ctx.operators.stop(ctx.single);
+      ctx.single = undefined;
+      const paths = new Map<OperatorProcess, TcpProxy>();
+      const replicas = new Set<OperatorProcess>();
+      const start = async () => {
+        const path = await ctx.cluster.privatePath(`cutoff-${paths.size + 1}`);
+        const replica = ctx.operators.start(true, path.kubeconfig);
+        paths.set(replica, path.proxy);
+        replicas.add(replica);
+        return replica;
+      };
+      ctx.operators.onReplaced = (old, fresh) => {
+        if (replicas.delete(old)) replicas.add(fresh);
+      };
+      await Promise.all([await start(), await start()].map((r) => r.started));
+      const exits: Promise<void>[] = [];
+      const strikeAt = strikes(ctx.mode.flows, ctx.mode.leaderKills);
+      for (let i = 0; i < ctx.mode.flows; i++) {
+        if (!strikeAt.has(i)) {
+          await w.step(pickFlow(ctx.random));
+          await gap(ctx.random);
+          continue;
+        }
+        const lease = await persist("lease", () =>
+          ctx.kube.get<Lease>(leaseKind, ctx.operatorNamespace, "neon-cloud-operator"),
+        );
+        const holder = lease?.spec?.holderIdentity;
+        const leader = [...replicas].find((r) => holder?.startsWith(`${r.name}_`) && paths.has(r));
+        await w.step("create");
+        if (!leader) continue;
+        // The create reaches the leader's informer at once; its platform call or status write is
+        // under way within a few hundred milliseconds.
+        await sleep(ctx.random.int(50, 800));
+        leader.ending = true; // its exit is the point, not a crash
+        paths.get(leader)?.hang();
+        replicas.delete(leader);
+        counts["leaders cut off"]++;
+        exits.push(
+          Promise.race([leader.exited.then(() => true), sleep(cutOffExitMs).then(() => false)]).then(
+            async (exited) => {
+              if (exited && leader.child.exitCode === 1) counts["cut-off leaders that exited 1"]++;
+              else {
+                problems.push(
+                  exited
+                    ? `${leader.name} exited with ${leader.child.exitCode ?? leader.child.signalCode}, not 1 (${leader.logFile})`
+                    : `${leader.name} still running ${cutOffExitMs / 1000} s after its path went silent (${leader.logFile})`,
+                );
+                await ctx.operators.kill(leader);
+              }
+            },
+          ),
+        );
+        await start(); // the next standby, as a Deployment's replacement pod
+      }
+      return {
+        counts,
+        after: async () => {
+          await Promise.all(exits);
+          ctx.operators.onReplaced = ctx.replaceSingle;
+          await Promise.all([...replicas].map((r) => ctx.operators.stop(r)));
+          await Promise.all([...paths.values()].map((p) => p.close()));
+        },
+        checks: () =>
+          Promise.resolve([
+            {
+              name: "a leader cut off from the API server exits (1) on its own",
+              pass: problems.length === 0 && counts["leaders cut off"] > 0,
+              counts: `${counts["cut-off leaders that exited 1"]}/${counts["leaders cut off"]} cut-off leaders exited 1 within ${cutOffExitMs / 1000} s`,
+              problems: counts["leaders cut off"] > 0 ? problems : ["no leader was cut off"],
+            },
+          ]),
+      };
+    },
+  );
+}
+
+const branchResourceKind: ResourceKind = {
+  group: "neoncloud.dev",
+  version: "v1alpha1",
+  plural: "branches",
+  kind: "Branch",
+};
+
+/** Removes the status of every ComputeEndpoint, ApiKey and Branch of `namespace`; returns how many. */
+async function wipeStatuses(kube: KubeClient, namespace: string): Promise<number> {
+  let wiped = 0;
+  for (const kind of [computeEndpointResourceKind, apiKeyResourceKind, branchResourceKind]) {
+    const list = await persist(`list ${kind.plural}`, () => kube.list(kind, { namespace }));
+    for (const obj of list.items) {
+      if (!obj.metadata.name || !(obj as { status?: unknown }).status) continue;
+      await persist(`wipe ${obj.metadata.name}`, async () => {
+        try {
+          await kube.patch(
+            kind,
+            namespace,
+            obj.metadata.name ?? "",
+            { status: null },
+            ContentType.MergePatch,
+            "status",
+          );
+        } catch (err) {
+          if ((err as { statusCode?: number }).statusCode !== 404) throw err; // deleted meanwhile
+        }
+      });
+      wiped++;
+    }
+  }
+  return wiped;
+}
+
+/**
+ * Status wiped from every resource mid-run, as a restore from a backup without status leaves
+ * them (Velero restores no status by default): once while the operator runs, once while it is
+ * down. The operator must find what it made (no second endpoint, no leaked key) from names and
+ * the key Secrets.
+ */
+export function statusWiped(ctx: Chaos): Promise<CampaignResult> {
+  return campaign(
+    ctx,
+    "restore",
+    "status wiped from every resource (a restore from a backup without status)",
+    async (w) => {
+      const counts = { "status wipes": 0, "statuses wiped": 0 };
+      await startSingle(ctx);
+      const strikeAt = [...strikes(ctx.mode.flows, 2)];
+      for (let i = 0; i < ctx.mode.flows; i++) {
+        await w.step(pickFlow(ctx.random));
+        await gap(ctx.random);
+        if (!strikeAt.includes(i)) continue;
+        const whileDown = i === strikeAt[1];
+        if (whileDown && ctx.single) {
+          await ctx.operators.stop(ctx.single);
+          ctx.single = undefined;
+        }
+        counts["statuses wiped"] += await wipeStatuses(ctx.kube, w.namespace);
+        counts["status wipes"]++;
+        if (whileDown) await startSingle(ctx);
+      }
+      return { counts };
+    },
+  );
 }

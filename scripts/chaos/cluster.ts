@@ -21,6 +21,11 @@ export interface Cluster {
   operatorKubeconfig: string;
   kube: KubeClient;
   proxy: TcpProxy;
+  /**
+   * A proxy of its own in front of the API server and an admin kubeconfig through it, for one
+   * replica whose path alone is to fail (the shared `proxy` fails every replica's at once).
+   */
+  privatePath(name: string): Promise<{ proxy: TcpProxy; kubeconfig: string }>;
   /** SIGTERM the API server (and its etcd) and start it again on the same state. */
   restart(options?: { downMs?: number; hard?: boolean }): Promise<void>;
   stop(): Promise<void>;
@@ -81,6 +86,12 @@ export async function startCluster(dir: string, logFile: string): Promise<Cluste
     operatorKubeconfig,
     kube: new KubeClient(kubeConfig, { requestTimeoutMs: 10_000 }),
     proxy,
+    async privatePath(name) {
+      const own = await startTcpProxy(server);
+      const kubeconfig = join(dir, `${name}.kubeconfig`);
+      await writeFile(kubeconfig, adminText.replaceAll(ready.server, own.url), { mode: 0o600 });
+      return { proxy: own, kubeconfig };
+    },
     async restart({ downMs = 0, hard = false } = {}) {
       await halt(hard);
       if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));

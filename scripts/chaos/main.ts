@@ -11,10 +11,12 @@ import * as prettier from "prettier";
 import { secretKind } from "../../src/controllers/credentials.ts";
 import {
   baseline,
+  cutOff,
   kills,
   kubernetesFaults,
   leadership,
   platformFaultsCampaign,
+  statusWiped,
   type CampaignResult,
   type Chaos,
   type Mode,
@@ -41,15 +43,18 @@ const usage = `Usage: npm run chaos -- [options]   (npm run chaos:quick for the 
 
 Seeded fault campaigns against the operator (separate processes), a local
 Kubernetes API server and the platform emulator: a fault-free baseline, kill -9
-of the operator, API server restarts and watch cuts, platform faults, and
-killing the leader of two replicas. Then the invariants, one line each.
+of the operator, API server restarts and watch cuts, platform faults, killing
+the leader of two replicas, cutting the leader off from the API server without
+killing it, and wiping every resource's status (a restore without status).
+Then the invariants, one line each.
 
 Options:
   --seed N        seed of every random choice (default: from the clock; printed)
   --quick         the CI form: about 18 kills, a few minutes
   --kills N       kill -9 count of the kills campaign (default 200, quick 18)
   --flows N       flows of each other campaign (default 60, quick 18)
-  --only LIST     comma-separated campaigns to run after the baseline (kills,kubernetes,platform,leadership)
+  --only LIST     comma-separated campaigns to run after the baseline
+                  (kills,kubernetes,platform,leadership,cutoff,restore)
   --out FILE      where to write the report (default docs/reliability.md; "-" for none)
   --keep          keep the work directory (logs, control plane state)
   -h, --help      this help
@@ -208,6 +213,8 @@ async function main(argv: string[]): Promise<number> {
     await run("kubernetes", kubernetesFaults);
     await run("platform", platformFaultsCampaign);
     await run("leadership", leadership);
+    await run("cutoff", cutOff);
+    await run("restore", statusWiped);
 
     // Platform requests per flow against the fault-free run of the same workload.
     const base = campaigns[0]!;

@@ -54,7 +54,8 @@ export class Operators {
     this.settings = settings;
   }
 
-  start(leaderElection: boolean): OperatorProcess {
+  /** Starts a replica; `kubeconfig` overrides the shared one (a path of its own to the API server). */
+  start(leaderElection: boolean, kubeconfig?: string): OperatorProcess {
     const s = this.settings;
     const name = `chaos-op-${++this.count}`;
     const logFile = join(s.logDir, `${name}.log`);
@@ -72,7 +73,12 @@ export class Operators {
     ];
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,
-      env: { ...process.env, KUBECONFIG: s.kubeconfig, POD_NAME: name, POD_NAMESPACE: s.leaseNamespace },
+      env: {
+        ...process.env,
+        KUBECONFIG: kubeconfig ?? s.kubeconfig,
+        POD_NAME: name,
+        POD_NAMESPACE: s.leaseNamespace,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const out = createWriteStream(logFile);

@@ -17,6 +17,12 @@ export interface PlatformEndpoint {
   autoscaling_limit_max_cu: number;
 }
 
+export interface PlatformBranch {
+  id: string;
+  name: string;
+  project_id: string;
+}
+
 export interface PlatformKey {
   id: number;
   name: string;
@@ -36,6 +42,8 @@ export interface ChaosPlatform {
   /** Of those, the requests this script made itself (invariant checks), not the operator. */
   ownRequests(): number;
   endpoints(): Promise<PlatformEndpoint[]>;
+  /** Every branch of every project (the seeded ones included). */
+  platformBranches(): Promise<PlatformBranch[]>;
   /** Live (unrevoked) keys, the bootstrap key included. */
   liveKeys(): Promise<PlatformKey[]>;
   /** Whether a key value authenticates (GET /api_keys with it answers 200). */
@@ -128,6 +136,14 @@ export async function startPlatform(options: {
       for (const project of projects) {
         const page = await api<{ endpoints: PlatformEndpoint[] }>(`/projects/${project}/endpoints`);
         all.push(...page.endpoints);
+      }
+      return all;
+    },
+    async platformBranches() {
+      const all: PlatformBranch[] = [];
+      for (const project of projects) {
+        const page = await api<{ branches: PlatformBranch[] }>(`/projects/${project}/branches`);
+        all.push(...page.branches.map((b) => ({ ...b, project_id: b.project_id ?? project })));
       }
       return all;
     },

@@ -3,7 +3,8 @@
 // credentials of other resources) and `keyId`; labelled; controlled by the
 // ApiKey so it goes with it and its changes wake the controller.
 import { createHash } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "../runtime/index.ts";
+import { fieldManager } from "../api/group.ts";
+import { ContentType, KubeApiError, type KubeClient, type KubeObject } from "../runtime/index.ts";
 import { decodeSecretValue, secretKind, type Secret } from "./credentials.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
@@ -83,9 +84,10 @@ function keySecret(owner: SecretOwner, name: string, key: { id: number; value: s
 }
 
 /**
- * Stores `key` in the Secret: created, or its data replaced in one update, so
- * a reader sees the old key or the new one, never a mix. Refuses a Secret that
- * another owner controls.
+ * Stores `key` in the Secret with server-side apply under the operator's field manager: one
+ * request creates it or replaces its two entries, so a reader sees the old key or the new one,
+ * never a mix, and a Secret that appeared meanwhile (a stale read) is no create conflict. Refuses
+ * a Secret that another owner controls (read directly, never from a cache).
  */
 export async function writeKeySecret(
   client: KubeClient,
@@ -93,59 +95,41 @@ export async function writeKeySecret(
   name: string,
   key: { id: number; value: string },
 ): Promise<void> {
-  const desired = keySecret(owner, name, key);
-  for (let attempt = 0; ; attempt++) {
-    const existing = await client.get<Secret>(secretKind, owner.metadata.namespace, name);
-    try {
-      if (!existing) {
-        await client.create(secretKind, desired);
-        return;
-      }
-      if (!isControlledBy(existing, owner)) {
-        throw new SecretConflictError(
-          `Secret ${owner.metadata.namespace}/${name} exists and is not controlled by this ApiKey; ` +
-            "delete it or choose another spec.secretName",
-        );
-      }
-      await client.replace(secretKind, {
-        ...existing,
-        metadata: {
-          ...existing.metadata,
-          labels: { ...existing.metadata.labels, ...desired.metadata.labels },
-        },
-        type: existing.type ?? "Opaque",
-        data: desired.data,
-        stringData: undefined,
-      });
-      return;
-    } catch (err) {
-      // Someone wrote the Secret between our read and write (409 Conflict, or
-      // AlreadyExists on create): read again rather than fail, since the new
-      // key is already live on the platform.
-      if (isConflict(err) && attempt < 4) continue;
-      throw err;
-    }
+  const existing = await client.get<Secret>(secretKind, owner.metadata.namespace, name);
+  if (existing && !isControlledBy(existing, owner)) {
+    throw new SecretConflictError(
+      `Secret ${owner.metadata.namespace}/${name} exists and is not controlled by this ApiKey; ` +
+        "delete it or choose another spec.secretName",
+    );
   }
+  await client.apply<Secret>(secretKind, keySecret(owner, name, key), fieldManager);
 }
 
-/** `Retain`: the Secret outlives the ApiKey, so drop its owner reference. */
+/**
+ * `Retain`: the Secret outlives the ApiKey, so drop its owner reference. A JSON patch that
+ * first tests the entry it removes (an update of the whole Secret would need the `update` verb
+ * and could write back a stale copy of its data).
+ */
 export async function releaseKeySecret(client: KubeClient, owner: KubeObject, name: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const secret = await client.get<Secret>(secretKind, owner.metadata.namespace, name);
     if (!secret || !isControlledBy(secret, owner)) return;
+    const index = (secret.metadata.ownerReferences ?? []).findIndex((r) => r.uid === owner.metadata.uid);
     try {
-      await client.replace(secretKind, {
-        ...secret,
-        metadata: {
-          ...secret.metadata,
-          ownerReferences: (secret.metadata.ownerReferences ?? []).filter(
-            (r) => r.uid !== owner.metadata.uid,
-          ),
-        },
-      });
+      await client.patch(
+        secretKind,
+        owner.metadata.namespace,
+        name,
+        [
+          { op: "test", path: `/metadata/ownerReferences/${index}/uid`, value: owner.metadata.uid },
+          { op: "remove", path: `/metadata/ownerReferences/${index}` },
+        ],
+        ContentType.JsonPatch,
+      );
       return;
     } catch (err) {
-      if (isConflict(err) && attempt < 4) continue;
+      // The list changed between the read and the patch (the test failed: 422): read again.
+      if (err instanceof KubeApiError && err.statusCode === 422 && attempt < 4) continue;
       throw err;
     }
   }

@@ -116,7 +116,25 @@ export const runtimeSettings = {
     "metrics-address",
     z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:]*):\d{1,5}$/, 'expected "host:port" or ":port"'),
     ":8080",
-    "Listen address of /metrics, /healthz and /readyz.",
+    "Listen address of /healthz and /readyz, and of /metrics unless --metrics-secure.",
+  ),
+  metricsSecure: setting(
+    "metrics-secure",
+    boolean,
+    "false",
+    "Serve /metrics over HTTPS on --metrics-secure-address, each scrape's bearer token checked by the API server (TokenReview, then a SubjectAccessReview for get on /metrics).",
+  ),
+  metricsSecureAddress: setting(
+    "metrics-secure-address",
+    z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:]*):\d{1,5}$/, 'expected "host:port" or ":port"'),
+    ":8443",
+    "Listen address of /metrics over HTTPS, with --metrics-secure.",
+  ),
+  metricsCertDir: setting(
+    "metrics-cert-dir",
+    z.string().min(1, "expected a directory").optional(),
+    undefined,
+    "Directory holding tls.crt and tls.key for /metrics over HTTPS (read again each minute); without it a self-signed certificate is made at start.",
   ),
   shutdownDeadlineMs: setting(
     "shutdown-deadline",

@@ -10,7 +10,11 @@ import type { KubeClient, KubeObject } from "./kube.ts";
 import { LeaderElector } from "./leader.ts";
 import { silentLogger, type Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
-import { startServer, type RunningServer } from "./server.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { MetricsAuthorizer } from "./metrics-auth.ts";
+import { selfSignedCertificate } from "./self-signed.ts";
+import { startSecureMetricsServer, startServer, type RunningServer } from "./server.ts";
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -26,6 +30,11 @@ export interface ManagerOptions {
   identity?: string;
   /** Listen address of /metrics, /healthz, /readyz; omit to serve nothing. */
   metricsAddress?: string;
+  /**
+   * Serve /metrics over HTTPS at `address` instead, each scrape authenticated and authorized by
+   * the API server; `certDir` holds tls.crt and tls.key, else a self-signed certificate is made.
+   */
+  secureMetrics?: { address: string; certDir?: string };
   /** How long running reconciles may take to finish on shutdown (default 30 s). */
   shutdownDeadlineMs?: number;
   /** reportingController of Events. */
@@ -52,6 +61,9 @@ export function managerOptionsFromConfig(
     client,
     log,
     metricsAddress: config.metricsAddress,
+    secureMetrics: config.metricsSecure
+      ? { address: config.metricsSecureAddress, certDir: config.metricsCertDir }
+      : undefined,
     shutdownDeadlineMs: config.shutdownDeadlineMs,
     leaderElection: config.leaderElection
       ? { namespace: config.leaderElectionNamespace, name: config.leaderElectionId }
@@ -68,6 +80,7 @@ export class Manager {
   private readonly controllers: Controller<KubeObject>[] = [];
   private elector: LeaderElector | undefined;
   private server: RunningServer | undefined;
+  private metricsServer: RunningServer | undefined;
   private acting = false;
   private started = false;
   private stopping: Promise<void> | undefined;
@@ -116,6 +129,13 @@ export class Manager {
     return this.server?.url;
   }
 
+  /** Where /metrics is served: the HTTPS server with secure metrics, else the plain one. */
+  get metricsUrl(): string | undefined {
+    return this.metricsServer
+      ? `${this.metricsServer.url}/metrics`
+      : this.server && `${this.server.url}/metrics`;
+  }
+
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
@@ -124,9 +144,14 @@ export class Manager {
         address: this.options.metricsAddress,
         registry: this.metrics.registry,
         ready: () => this.ready,
+        metrics: !this.options.secureMetrics,
       });
-      this.log.info({ url: this.server.url }, "serving /metrics, /healthz, /readyz");
+      this.log.info(
+        { url: this.server.url },
+        this.options.secureMetrics ? "serving /healthz, /readyz" : "serving /metrics, /healthz, /readyz",
+      );
     }
+    if (this.options.secureMetrics) await this.startSecureMetrics(this.options.secureMetrics);
     for (const c of this.controllers) c.startCaches();
     const election = this.options.leaderElection;
     this.leaderStatus(0);
@@ -182,6 +207,30 @@ export class Manager {
     return this.transition;
   }
 
+  private async startSecureMetrics({
+    address,
+    certDir,
+  }: {
+    address: string;
+    certDir?: string;
+  }): Promise<void> {
+    const generated = certDir ? undefined : selfSignedCertificate([hostname(), "localhost"]);
+    this.metricsServer = await startSecureMetricsServer({
+      address,
+      registry: this.metrics.registry,
+      tls: () =>
+        generated ?? {
+          cert: readFileSync(join(certDir ?? "", "tls.crt"), "utf8"),
+          key: readFileSync(join(certDir ?? "", "tls.key"), "utf8"),
+        },
+      authorizer: new MetricsAuthorizer({ client: this.options.client, log: this.log }),
+    });
+    this.log.info(
+      { url: this.metricsServer.url, certificate: certDir ?? "self-signed" },
+      "serving /metrics over HTTPS to scrapers allowed to get /metrics",
+    );
+  }
+
   /** Stops taking work, lets reconciles finish within the deadline, releases the lease, stops caches and the server. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
@@ -192,6 +241,7 @@ export class Manager {
       await Promise.all(this.controllers.map((c) => c.stop()));
       await this.events.flush();
       await this.server?.close();
+      await this.metricsServer?.close();
       this.log.info("shut down");
     })();
     return this.stopping;

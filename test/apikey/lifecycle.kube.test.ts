@@ -47,6 +47,13 @@ describe("an ApiKey on the real API server and the emulator", () => {
       name: "ci",
       controller: true,
     });
+    // Written by server-side apply under the operator's field manager, so the operator owns its
+    // entries and a Secret that appears between a read and the write is no create conflict.
+    const managers = ((secret?.metadata as { managedFields?: unknown[] } | undefined)?.managedFields ??
+      []) as { manager?: string; operation?: string }[];
+    expect(managers.filter((m) => m.operation === "Apply").map((m) => m.manager)).toEqual([
+      "neon-cloud-operator",
+    ]);
 
     // Usage figures come from the shared key list once the key has been used.
     await eventually(async () => (await s.get("ci"))?.status?.lastUsedAt, { what: "lastUsedAt" });

@@ -64,7 +64,14 @@ test("a second release in the same namespace has its own names, pods and Lease",
     name: "NEON_OPERATOR_LEADER_ELECTION_ID",
     value: "billing-neon-cloud-operator",
   });
-  expect(find(manifests, "ClusterRoleBinding").roleRef.name).toBe("billing-neon-cloud-operator");
+  expect(find(manifests, "ClusterRoleBinding", "billing-neon-cloud-operator").roleRef.name).toBe(
+    "billing-neon-cloud-operator",
+  );
+  expect(findAll(manifests, "ClusterRole").map((r) => r.metadata.name)).toEqual([
+    "billing-neon-cloud-operator-metrics-auth",
+    "billing-neon-cloud-operator-metrics-reader",
+    "billing-neon-cloud-operator",
+  ]);
 });
 
 test.each([
@@ -83,5 +90,28 @@ test("no ServiceMonitor unless asked for", async () => {
     "ServiceMonitor",
   );
   expect(monitor.metadata.labels?.release).toBe("prom");
-  expect(monitor.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s" }]);
+  expect(monitor.spec.endpoints).toEqual([
+    {
+      port: "https-metrics",
+      path: "/metrics",
+      interval: "30s",
+      scheme: "https",
+      bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
+      tlsConfig: { insecureSkipVerify: true },
+    },
+  ]);
+});
+
+test("metrics.secure=false serves /metrics over plain HTTP, with no review rights", async () => {
+  const manifests = await helmTemplate({ "metrics.secure": "false", "serviceMonitor.enabled": "true" });
+  const container = find(manifests, "Deployment").spec.template.spec.containers[0];
+  expect(container.ports).toEqual([{ name: "probes", containerPort: 8080, protocol: "TCP" }]);
+  expect(container.env.map((e: { name: string }) => e.name)).not.toContain("NEON_OPERATOR_METRICS_SECURE");
+  expect(find(manifests, "Service").spec.ports).toEqual([
+    { name: "metrics", port: 8080, targetPort: "probes", protocol: "TCP" },
+  ]);
+  expect(find(manifests, "ServiceMonitor").spec.endpoints).toEqual([
+    { port: "metrics", path: "/metrics", interval: "30s" },
+  ]);
+  expect(findAll(manifests, "ClusterRole").map((r) => r.metadata.name)).toEqual(["neon-cloud-operator"]);
 });

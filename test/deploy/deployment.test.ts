@@ -72,11 +72,16 @@ describe.each(["deploy/base", "deploy/namespaced", "chart defaults", "chart with
       expect(pod().volumes).toEqual([{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }]);
     });
 
-    test("the kubelet probes /healthz and /readyz on the metrics port", () => {
-      expect(container().ports).toEqual([{ name: "metrics", containerPort: 8080, protocol: "TCP" }]);
+    test("the kubelet probes /healthz and /readyz over plain HTTP; /metrics is served over HTTPS", () => {
+      expect(container().ports).toEqual([
+        { name: "probes", containerPort: 8080, protocol: "TCP" },
+        { name: "https-metrics", containerPort: 8443, protocol: "TCP" },
+      ]);
       expect(env(container()).NEON_OPERATOR_METRICS_ADDRESS).toBe(":8080");
-      expect(container().livenessProbe.httpGet).toEqual({ path: "/healthz", port: "metrics" });
-      expect(container().readinessProbe.httpGet).toEqual({ path: "/readyz", port: "metrics" });
+      expect(env(container()).NEON_OPERATOR_METRICS_SECURE).toBe("true");
+      expect(env(container()).NEON_OPERATOR_METRICS_SECURE_ADDRESS).toBe(":8443");
+      expect(container().livenessProbe.httpGet).toEqual({ path: "/healthz", port: "probes" });
+      expect(container().readinessProbe.httpGet).toEqual({ path: "/readyz", port: "probes" });
     });
 
     test("CPU and memory are requested and limited", () => {
@@ -103,7 +108,7 @@ describe.each(["deploy/base", "deploy/namespaced", "chart defaults", "chart with
       const service = find(renderings[name]!, "Service", "neon-cloud-operator-metrics");
       expect(service.spec.selector).toEqual(selector);
       expect(service.spec.ports).toEqual([
-        { name: "metrics", port: 8080, targetPort: "metrics", protocol: "TCP" },
+        { name: "https-metrics", port: 8443, targetPort: "https-metrics", protocol: "TCP" },
       ]);
     });
 

@@ -14,29 +14,35 @@ import {
 
 const rbacKinds = ["ClusterRole", "Role"];
 
+/**
+ * Secure metrics: the two reviews (cluster-scoped APIs, so only a ClusterRole grants them) bound
+ * to the operator, and the metrics reader bound to nobody (the user binds it to a scraper).
+ */
+const metricsAuthRoles = ["neon-cloud-operator-metrics-auth", "neon-cloud-operator-metrics-reader"];
+const metricsAuthGrants = [
+  "authentication.k8s.io tokenreviews create",
+  "authorization.k8s.io subjectaccessreviews create",
+];
+const isMetricsAuth = (m: Manifest) => metricsAuthRoles.includes(m.metadata.name);
+
 /** The operator's grants on the resources it manages, in every watched namespace. */
 const watchedNamespaceGrants = [
   ...["computeendpoints", "apikeys", "branches"].flatMap((r) =>
-    ["get", "list", "watch", "update", "patch"].map((v) => `neoncloud.dev ${r} ${v}`),
+    ["get", "list", "watch", "patch"].map((v) => `neoncloud.dev ${r} ${v}`),
   ),
-  ...["computeendpoints/status", "apikeys/status", "branches/status"].flatMap((r) =>
-    ["get", "update", "patch"].map((v) => `neoncloud.dev ${r} ${v}`),
-  ),
+  "neoncloud.dev computeendpoints/status patch",
+  "neoncloud.dev apikeys/status patch",
+  "neoncloud.dev branches/status patch",
   "neoncloud.dev computeendpoints/finalizers update",
   "neoncloud.dev apikeys/finalizers update",
   "neoncloud.dev branches/finalizers update",
-  ...["secrets", "configmaps"].flatMap((r) =>
-    ["get", "list", "watch", "create", "update", "patch", "delete"].map((v) => `core ${r} ${v}`),
-  ),
+  ...["get", "list", "watch", "create", "patch", "delete"].map((v) => `core secrets ${v}`),
+  ...["list", "watch", "create", "patch"].map((v) => `core configmaps ${v}`),
   "events.k8s.io events create",
   "events.k8s.io events patch",
-  "core events create",
-  "core events patch",
 ].sort();
 
-const leaseGrants = ["get", "list", "watch", "create", "update", "patch"]
-  .map((v) => `coordination.k8s.io leases ${v}`)
-  .sort();
+const leaseGrants = ["get", "create", "update"].map((v) => `coordination.k8s.io leases ${v}`).sort();
 
 let renderings: Record<string, Manifest[]>;
 
@@ -61,9 +67,19 @@ describe.each(["deploy/base", "deploy/namespaced", "chart defaults", "chart with
           for (const field of ["verbs", "resources", "apiGroups", "resourceNames"]) {
             expect(rule[field] ?? [], `${role.kind} ${role.metadata.name} ${field}`).not.toContain("*");
           }
-          expect(rule.nonResourceURLs, `${role.kind} ${role.metadata.name}`).toBeUndefined();
+          if (role.metadata.name !== "neon-cloud-operator-metrics-reader")
+            expect(rule.nonResourceURLs, `${role.kind} ${role.metadata.name}`).toBeUndefined();
         }
       }
+    });
+
+    test("secure metrics: the operator may review tokens and access; readers may get /metrics only", () => {
+      const auth = find(renderings[name]!, "ClusterRole", "neon-cloud-operator-metrics-auth");
+      expect(grants(auth.rules)).toEqual(metricsAuthGrants);
+      const reader = find(renderings[name]!, "ClusterRole", "neon-cloud-operator-metrics-reader");
+      expect(reader.rules).toEqual([{ nonResourceURLs: ["/metrics"], verbs: ["get"] }]);
+      const bindings = findAll(renderings[name]!, "ClusterRoleBinding").filter(isMetricsAuth);
+      expect(bindings.map((b) => b.roleRef.name)).toEqual(["neon-cloud-operator-metrics-auth"]);
     });
 
     test("leases are granted only in the operator's own namespace", () => {
@@ -92,16 +108,16 @@ describe.each(["deploy/base", "deploy/namespaced", "chart defaults", "chart with
 
 describe.each(["deploy/base", "chart defaults"])("%s (all namespaces)", (name) => {
   test("the ClusterRole grants exactly what the controllers need", () => {
-    const clusterRoles = findAll(renderings[name]!, "ClusterRole");
+    const clusterRoles = findAll(renderings[name]!, "ClusterRole").filter((m) => !isMetricsAuth(m));
     expect(clusterRoles).toHaveLength(1);
     expect(grants(clusterRoles[0]!.rules)).toEqual(watchedNamespaceGrants);
   });
 });
 
 describe.each(["deploy/namespaced", "chart with watchNamespaces"])("%s (one namespace)", (name) => {
-  test("nothing is granted cluster-wide", () => {
-    expect(findAll(renderings[name]!, "ClusterRole")).toEqual([]);
-    expect(findAll(renderings[name]!, "ClusterRoleBinding")).toEqual([]);
+  test("nothing is granted cluster-wide but the reviews of secure metrics", () => {
+    expect(findAll(renderings[name]!, "ClusterRole").filter((m) => !isMetricsAuth(m))).toEqual([]);
+    expect(findAll(renderings[name]!, "ClusterRoleBinding").filter((m) => !isMetricsAuth(m))).toEqual([]);
   });
 
   test("the watched namespace gets the same grants the ClusterRole gives elsewhere", () => {

@@ -33,6 +33,8 @@ export interface ProxyLogEntry {
   outcome: ProxyOutcome;
   /** The upstream status of a forwarded or released request, or the status a rule answered with. */
   status?: number;
+  /** A GET with `watch=true` (a watch, not a list), for telling RBAC verbs apart. */
+  watch?: boolean;
 }
 
 export interface HeldRequest {
@@ -105,7 +107,14 @@ export async function startApiProxy(target: KubeConfig): Promise<ApiProxy> {
         agent,
       },
       (answer) => {
-        log.push({ method: req.method ?? "", path, outcome: as, status: answer.statusCode ?? 0 });
+        const watch = new URL(req.url ?? "/", "http://proxy").searchParams.get("watch");
+        log.push({
+          method: req.method ?? "",
+          path,
+          outcome: as,
+          status: answer.statusCode ?? 0,
+          ...(watch === "true" || watch === "1" ? { watch: true } : {}),
+        });
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       },

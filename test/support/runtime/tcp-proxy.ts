@@ -11,6 +11,11 @@ export interface TcpProxy {
   cut(): void;
   /** Stops forwarding on open connections without closing them: a half-dead network path. New connections work. */
   freeze(): void;
+  /**
+   * A path cut off without a word: open connections freeze and new ones are accepted but never
+   * forwarded, so every request hangs (an operator partitioned from the API server, not killed).
+   */
+  hang(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -19,11 +24,18 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   const pairs: [Socket, Socket][] = [];
   let down = false;
+  let hanging = false;
   let connections = 0;
   const server = createServer((client) => {
     connections++;
     if (down) {
       client.destroy();
+      return;
+    }
+    if (hanging) {
+      sockets.add(client);
+      client.on("error", () => client.destroy());
+      client.pause();
       return;
     }
     const upstream = connect(Number(target.port), target.hostname);
@@ -48,22 +60,28 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
     for (const s of sockets) s.destroy();
     sockets.clear();
   };
+  const freeze = (): void => {
+    for (const [client, upstream] of pairs.splice(0)) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  };
   return {
     url: `${target.protocol}//127.0.0.1:${address.port}`,
     get connections() {
       return connections;
     },
     cut,
-    freeze() {
-      for (const [client, upstream] of pairs.splice(0)) {
-        client.unpipe(upstream);
-        upstream.unpipe(client);
-        client.pause();
-        upstream.pause();
-      }
+    freeze,
+    hang() {
+      hanging = true;
+      freeze();
     },
     restore() {
       down = false;
+      hanging = false;
     },
     close() {
       cut();
