@@ -31,6 +31,8 @@ const usage = `Usage: node scripts/bench/main.ts [--quick] [options]
   --out PATH              where to write the report (default docs/performance.md)
   --no-write              print only
   --keep                  keep the work directory (operator logs)
+  --trace                 keep the emulator's request log and print where each run's time went
+                          (per project: lock idle between operations, 423s, tail); implies --keep
 `;
 
 const { values } = parseArgs({
@@ -57,6 +59,7 @@ const { values } = parseArgs({
     out: { type: "string", default: join(repoRoot, "docs", "performance.md") },
     "no-write": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    trace: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -144,6 +147,7 @@ try {
         randomSeed,
         timeoutMs: runTimeoutMs,
         workDir,
+        trace: values.trace,
         say,
       }),
     );
@@ -202,6 +206,6 @@ try {
   process.stderr.write(`bench: logs kept in ${workDir}\n`);
 } finally {
   await lab.stop();
-  if (!failed && !values.keep) await rm(workDir, { recursive: true, force: true });
+  if (!failed && !values.keep && !values.trace) await rm(workDir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

@@ -85,7 +85,7 @@ export interface PlatformClientOptions extends TransportTimeouts {
    * Endpoint mutations of one project go one at a time, each when the operations of the last are
    * expected to have ended (gate.ts). `false` sends them as they come (and into 423s). Default on.
    */
-  mutationGate?: false | Partial<Omit<MutationGateOptions, "expected" | "typical">>;
+  mutationGate?: false | Partial<Omit<MutationGateOptions, "expected">>;
 }
 
 export interface CallOptions {
@@ -123,14 +123,7 @@ export class PlatformClient implements OperationsSource {
     if (options.mutationGate !== false) {
       this.gate = new MutationGate({
         ...options.mutationGate,
-        // Usual duration plus one usual deviation (at least 15%, while few have been seen): most
-        // end by then, and the rest cost one 423.
-        expected: (ops) => {
-          const usual = this.durations.expected(ops);
-          const late = this.durations.expected(ops, 1);
-          return usual === undefined || late === undefined ? undefined : Math.max(late, usual * 1.15);
-        },
-        typical: (ops) => this.durations.expected(ops),
+        expected: (ops, share) => this.durations.endedBy(ops, share),
         confirm: (projectId, ids) => this.operationsTracker(projectId).refresh(ids, { pollIntervalMs: 1 }),
       });
     }
