@@ -139,6 +139,10 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
         file: join(o.workDir, `trace-${o.label}.json`),
       });
       for (const line of describeTrace(trace)) o.say(`  ${o.label}: ${line}`);
+      const kube = await lab.writeSeconds();
+      o.say(
+        `  ${o.label}: trace: API server (whole lab so far): ${kube.writes} ComputeEndpoint writes, ${Math.round((kube.servedSeconds / Math.max(1, kube.writes)) * 1000)} ms each on average; the operator's requests queued ${kube.queuedSeconds.toFixed(1)} s in priority and fairness`,
+      );
     }
     return {
       label: o.label,

@@ -31,6 +31,8 @@ const usage = `Usage: node scripts/bench/main.ts [--quick] [options]
   --out PATH              where to write the report (default docs/performance.md)
   --no-write              print only
   --keep                  keep the work directory (operator logs)
+  --operator-flags "..."  extra flags for the operator of every convergence run (an experiment;
+                          the report's command line shows them)
   --trace                 keep the emulator's request log and print where each run's time went
                           (per project: lock idle between operations, 423s, tail); implies --keep
 `;
@@ -60,6 +62,7 @@ const { values } = parseArgs({
     "no-write": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     trace: { type: "boolean", default: false },
+    "operator-flags": { type: "string", default: "" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -135,7 +138,9 @@ try {
       },
     );
   }
+  const extraFlags = values["operator-flags"].split(/\s+/).filter((f) => f !== "");
   for (const run of runs) {
+    run.flags = [...run.flags, ...extraFlags];
     say(`bench: convergence, ${run.label}`);
     convergence.push(
       await runConvergence(lab, {

@@ -133,7 +133,7 @@ describe("batching for scale", () => {
     });
   });
 
-  it("while the budget is busy with changes, running operations are listed at most once per two poll intervals", async () => {
+  it("while the budget is busy with changes, running operations are listed at most once per three poll intervals", async () => {
     let busy = true;
     const tracker = new OperationsTracker(client, "shop", { busy: () => busy });
     const { operations } = await client.suspendEndpoint(
@@ -148,7 +148,7 @@ describe("batching for scale", () => {
     const stale = await tracker.refresh(first, { pollIntervalMs: 100 });
     expect(stale[0]!.status).toBe(first[0]!.status);
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
-    // Two poll intervals after the last pass, or as soon as the changes stop, it looks again.
+    // Three poll intervals after the last pass, or as soon as the changes stop, it looks again.
     busy = false;
     const fresh = await tracker.refresh(first, { pollIntervalMs: 100 });
     expect(fresh[0]!.status).toBe("finished");

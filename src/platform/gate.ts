@@ -7,7 +7,7 @@
  * finished ones, durations.ts), or as soon as an operations list shows them settled. Operations of
  * other actors that a list shows running hold the project too. A 423 all the same (an operation
  * slower than most, or another actor's change not yet listed) moves the project's next try to
- * when nearly all such operations have ended, then to the longest seen, then further.
+ * when the longest such operation seen would have ended, then further.
  *
  * A caller that names a `ticket` (a controller, for a resource) is never held: a worker that
  * sleeps for one project's turn serves no other project (four workers and twenty projects make
@@ -30,7 +30,8 @@ export interface MutationGateOptions {
   expected: (operations: readonly Operation[], share: number) => number | undefined;
   /**
    * Share of operations that have ended when the next mutation goes: a later release means fewer
-   * 423s (each costs a request of the account's budget), an earlier one less idle lock. Default 0.8.
+   * 423s, an earlier one less idle lock. Default 0.9: in a storm the account's budget (700
+   * requests a minute) is spent on creates, and every 423 is a create that waits (docs/benchmarks.md).
    */
   releaseShare?: number;
   /** Assumed duration of operations never seen to finish (the next mutation probes). Default 1 s. */
@@ -80,8 +81,8 @@ const minProbeMs = 50;
 /** A caller that does not come back within this much of its estimated turn loses its place. */
 const ticketGraceMs = 15_000;
 
-/** Shares of such operations ended by the first and second try after a 423. */
-const afterLockedShares = [0.95, 1];
+/** Shares of such operations ended by the tries after a 423 (the first: all seen so far). */
+const afterLockedShares = [1];
 
 export class MutationGate {
   private readonly projects = new Map<string, Project>();
@@ -98,7 +99,7 @@ export class MutationGate {
     this.unknownMs = options.unknownDurationMs ?? 1_000;
     this.probeMs = options.lockedProbeMs ?? 250;
     this.maxInlineMs = options.maxInlineWaitMs ?? 25;
-    this.releaseShare = options.releaseShare ?? 0.8;
+    this.releaseShare = options.releaseShare ?? 0.9;
     this.now = options.now ?? (() => Date.now());
   }
 
@@ -144,8 +145,25 @@ export class MutationGate {
     const p = this.project(projectId);
     const ticket = options.ticket ?? `anonymous-${++this.anonymous}`;
     const started = this.now();
-    // Its place in line is that of its first ask; it keeps it until it has sent.
+    // Its place in line is that of its first ask; it keeps it until it has sent, or gives up.
     if (!p.waiting.has(ticket)) p.waiting.set(ticket, started);
+    try {
+      return await this.turn(p, projectId, ticket, started, send, operationsOf, options);
+    } catch (err) {
+      if (!(err instanceof ProjectBusyError)) p.waiting.delete(ticket);
+      throw err;
+    }
+  }
+
+  private async turn<T>(
+    p: Project,
+    projectId: string,
+    ticket: string,
+    started: number,
+    send: () => Promise<T>,
+    operationsOf: (result: T) => readonly Operation[],
+    options: { ticket?: string | undefined; signal?: AbortSignal | undefined },
+  ): Promise<T> {
     let locked: LockedError | undefined;
     for (;;) {
       options.signal?.throwIfAborted();
@@ -169,19 +187,13 @@ export class MutationGate {
           result = await send();
         } catch (err) {
           p.sending = false;
-          if (!(err instanceof LockedError)) {
-            p.waiting.delete(ticket);
-            throw err;
-          }
+          if (!(err instanceof LockedError)) throw err;
           // Something still runs there: try again later, without counting a failure.
           locked = err;
           p.lockedInARow++;
           p.busyUntil = Math.max(p.busyUntil, this.now() + this.afterLocked(p));
           // A script sees the 423 as before (with the time to retry); a controller's resource waits.
-          if (options.ticket === undefined) {
-            p.waiting.delete(ticket);
-            throw err;
-          }
+          if (options.ticket === undefined) throw err;
           continue;
         }
         p.sending = false;
@@ -211,8 +223,8 @@ export class MutationGate {
 
   /**
    * How much later the next try goes after a 423: while the last answer's operations may still
-   * run, when nearly all such operations have ended, then when the longest seen has; after that
-   * (or for another actor's change) a probe step, doubling from the third 423 in a row.
+   * run, when the longest such operation seen has ended; after that (or for another actor's
+   * change) a probe step, doubling from the third 423 in a row.
    */
   private afterLocked(p: Project): number {
     const now = this.now();
@@ -261,7 +273,11 @@ export class MutationGate {
       // How long it has run: total_duration_ms at the list's time (timestamps have whole seconds).
       const started =
         op.totalDurationMs !== undefined ? listedAt - op.totalDurationMs : Date.parse(op.createdAt);
-      const end = started + (known ?? this.unknownMs);
+      // Of unknown length and already past the guess: look again after half as long as it ran,
+      // not every probe step (each look costs a request).
+      const elapsed = Number.isNaN(started) ? 0 : listedAt - started;
+      const end =
+        known !== undefined ? started + known : Math.max(started + this.unknownMs, now + elapsed / 2);
       const expectedEnd = Math.max(Number.isNaN(end) ? now : end, now + this.probeMs);
       p.running.set(op.id, expectedEnd);
       if (expectedEnd > p.busyUntil) {
