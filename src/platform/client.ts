@@ -128,8 +128,6 @@ export class PlatformClient implements OperationsSource {
       });
     }
     this.trackerOptions = {
-      // Changes waiting for the rate budget or for their project's turn: polling yields to them.
-      busy: () => this.budget.busyWithMutations() || (this.gate?.holding() ?? false),
       expectedDuration: (op) => this.durations.expected([op]),
       observed: (operations, listedAt) => {
         for (const op of operations) this.durations.observe(op);
@@ -488,7 +486,13 @@ export class PlatformClient implements OperationsSource {
   operationsTracker(projectId: string): OperationsTracker {
     let tracker = this.trackers.get(projectId);
     if (!tracker) {
-      tracker = new OperationsTracker(this, projectId, this.trackerOptions);
+      tracker = new OperationsTracker(this, projectId, {
+        // Polling yields to changes waiting: the project's own for their turn (a project whose
+        // changes are all sent looks as usual, so its last resources see Ready soon), or without
+        // a gate any change waiting for the rate budget.
+        busy: () => (this.gate ? this.gate.holding(projectId) : this.budget.busyWithMutations()),
+        ...this.trackerOptions,
+      });
       this.trackers.set(projectId, tracker);
     }
     return tracker;

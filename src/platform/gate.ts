@@ -123,11 +123,17 @@ export class MutationGate {
     return p;
   }
 
-  /** Whether any project holds mutations back (the budget's "busy" for the operations tracker). */
-  holding(): boolean {
+  /**
+   * Whether the project (or, without one, any project) holds mutations back: its operations
+   * tracker then lists less often, leaving the budget to them.
+   */
+  holding(projectId?: string): boolean {
     const now = this.now();
-    for (const p of this.projects.values()) {
-      if (p.waiting.size > 0 && [...p.waiting.values()].some((due) => due + ticketGraceMs > now)) return true;
+    const projects = projectId === undefined ? this.projects.values() : [this.projects.get(projectId)];
+    for (const p of projects) {
+      if (p && p.waiting.size > 0 && [...p.waiting.values()].some((due) => due + ticketGraceMs > now)) {
+        return true;
+      }
     }
     return false;
   }
