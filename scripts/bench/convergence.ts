@@ -6,6 +6,7 @@ import { startEmulator } from "../../tools/emulator/index.ts";
 import type { Lab } from "./lab.ts";
 import { counterByLabel, counterTotal, operatorInNamespace } from "./operator-process.ts";
 import { percentile, sum } from "./stats.ts";
+import { describeTrace, traceRun } from "./trace.ts";
 import { untilReady } from "./watch.ts";
 import { applyAll, manifest, placements, seedFor } from "./workload.ts";
 
@@ -23,6 +24,8 @@ export interface ConvergenceOptions {
   flags: string[];
   timeoutMs: number;
   workDir: string;
+  /** Keep the emulator's request log and write where the run's time went (trace.ts). */
+  trace?: boolean;
   say: (line: string) => void;
 }
 
@@ -92,7 +95,7 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
     operationDurationJitter: o.jitter,
     randomSeed: o.randomSeed,
     lockScope: o.lockScope,
-    requestLogSize: 0,
+    requestLogSize: o.trace ? 200_000 : 0,
   });
   const { watch, operator } = await operatorInNamespace(lab, {
     namespace,
@@ -125,6 +128,22 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
     const tracked = [...watch.tracked.values()];
     const latencies = tracked.flatMap((t) => (t.readyAt === undefined ? [] : [t.readyAt - t.addedAt]));
     const readyTimes = tracked.flatMap((t) => (t.readyAt === undefined ? [] : [t.readyAt]));
+    if (o.trace) {
+      const trace = await traceRun({
+        url: emulator.url,
+        apiKey: emulator.bootstrapKey,
+        log: emulator.requestLog.latest(),
+        placements: all,
+        readyAt: new Map([...watch.tracked].map(([name, t]) => [name, t.readyAt])),
+        appliedAt: started,
+        file: join(o.workDir, `trace-${o.label}.json`),
+      });
+      for (const line of describeTrace(trace)) o.say(`  ${o.label}: ${line}`);
+      const kube = await lab.writeSeconds();
+      o.say(
+        `  ${o.label}: trace: API server (whole lab so far): ${kube.writes} ComputeEndpoint writes, ${Math.round((kube.servedSeconds / Math.max(1, kube.writes)) * 1000)} ms each on average; the operator's requests queued ${kube.queuedSeconds.toFixed(1)} s in priority and fairness`,
+      );
+    }
     return {
       label: o.label,
       flags: o.flags,

@@ -30,6 +30,8 @@ export interface Lab {
   operatorRequests(): Promise<number>;
   /** `apiserver_request_total` summed by verb and resource (every client). */
   requestsByVerb(): Promise<Map<string, number>>;
+  /** Seconds the API server spent on, and its priority-and-fairness queues held, the operator's writes so far. */
+  writeSeconds(): Promise<{ writes: number; servedSeconds: number; queuedSeconds: number }>;
   stop(): Promise<void>;
 }
 
@@ -102,6 +104,24 @@ export async function startLab(workDir: string): Promise<Lab> {
         out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
       }
       return out;
+    },
+    async writeSeconds() {
+      let writes = 0;
+      let servedSeconds = 0;
+      let queuedSeconds = 0;
+      const value = (line: string) => Number(line.slice(line.lastIndexOf(" ") + 1));
+      for (const line of (await metrics()).split("\n")) {
+        const write =
+          /verb="(PATCH|PUT|POST|DELETE)"/.test(line) && line.includes('resource="computeendpoints"');
+        if (write && line.startsWith("apiserver_request_duration_seconds_count{")) writes += value(line);
+        if (write && line.startsWith("apiserver_request_duration_seconds_sum{")) servedSeconds += value(line);
+        if (
+          line.startsWith("apiserver_flowcontrol_request_wait_duration_seconds_sum{") &&
+          line.includes('flow_schema="global-default"')
+        )
+          queuedSeconds += value(line);
+      }
+      return { writes, servedSeconds, queuedSeconds };
     },
     stop: () => controlPlane.stop(),
   };

@@ -31,6 +31,10 @@ const usage = `Usage: node scripts/bench/main.ts [--quick] [options]
   --out PATH              where to write the report (default docs/performance.md)
   --no-write              print only
   --keep                  keep the work directory (operator logs)
+  --operator-flags "..."  extra flags for the operator of every convergence run (an experiment;
+                          the report's command line shows them)
+  --trace                 keep the emulator's request log and print where each run's time went
+                          (per project: lock idle between operations, 423s, tail); implies --keep
 `;
 
 const { values } = parseArgs({
@@ -57,6 +61,8 @@ const { values } = parseArgs({
     out: { type: "string", default: join(repoRoot, "docs", "performance.md") },
     "no-write": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    trace: { type: "boolean", default: false },
+    "operator-flags": { type: "string", default: "" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -132,7 +138,9 @@ try {
       },
     );
   }
+  const extraFlags = values["operator-flags"].split(/\s+/).filter((f) => f !== "");
   for (const run of runs) {
+    run.flags = [...run.flags, ...extraFlags];
     say(`bench: convergence, ${run.label}`);
     convergence.push(
       await runConvergence(lab, {
@@ -144,6 +152,7 @@ try {
         randomSeed,
         timeoutMs: runTimeoutMs,
         workDir,
+        trace: values.trace,
         say,
       }),
     );
@@ -202,6 +211,6 @@ try {
   process.stderr.write(`bench: logs kept in ${workDir}\n`);
 } finally {
   await lab.stop();
-  if (!failed && !values.keep) await rm(workDir, { recursive: true, force: true });
+  if (!failed && !values.keep && !values.trace) await rm(workDir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);

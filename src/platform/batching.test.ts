@@ -133,7 +133,7 @@ describe("batching for scale", () => {
     });
   });
 
-  it("while the budget is busy with changes, running operations are listed at most once per six poll intervals", async () => {
+  it("while the budget is busy with changes, running operations are listed at most once per three poll intervals", async () => {
     let busy = true;
     const tracker = new OperationsTracker(client, "shop", { busy: () => busy });
     const { operations } = await client.suspendEndpoint(
@@ -141,16 +141,16 @@ describe("batching for scale", () => {
       (await client.listBranchEndpoints("shop", "b2"))[0]!.id,
     );
     const before = await platform.served(LIST_OPERATIONS);
-    const first = await tracker.refresh(operations, { pollIntervalMs: 50 });
+    const first = await tracker.refresh(operations, { pollIntervalMs: 100 });
     expect(first[0]!.status).toMatch(/running|scheduling/);
     // The operation finishes (100 ms) while the budget stays busy: reported as last seen, no list.
     await new Promise((resolve) => setTimeout(resolve, 150));
-    const stale = await tracker.refresh(first, { pollIntervalMs: 50 });
+    const stale = await tracker.refresh(first, { pollIntervalMs: 100 });
     expect(stale[0]!.status).toBe(first[0]!.status);
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
-    // Six poll intervals after the last pass, or as soon as the changes stop, it looks again.
+    // Three poll intervals after the last pass, or as soon as the changes stop, it looks again.
     busy = false;
-    const fresh = await tracker.refresh(first, { pollIntervalMs: 50 });
+    const fresh = await tracker.refresh(first, { pollIntervalMs: 100 });
     expect(fresh[0]!.status).toBe("finished");
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
   });

@@ -115,7 +115,7 @@ export interface PlatformClientOptions extends TransportTimeouts {
    * Endpoint mutations of one project go one at a time, each when the operations of the last are
    * expected to have ended (gate.ts). `false` sends them as they come (and into 423s). Default on.
    */
-  mutationGate?: false | Partial<Omit<MutationGateOptions, "expected" | "typical">>;
+  mutationGate?: false | Partial<Omit<MutationGateOptions, "expected">>;
 }
 
 export interface CallOptions {
@@ -153,20 +153,11 @@ export class PlatformClient implements OperationsSource {
     if (options.mutationGate !== false) {
       this.gate = new MutationGate({
         ...options.mutationGate,
-        // Usual duration plus one usual deviation (at least 15%, while few have been seen): most
-        // end by then, and the rest cost one 423.
-        expected: (ops) => {
-          const usual = this.durations.expected(ops);
-          const late = this.durations.expected(ops, 1);
-          return usual === undefined || late === undefined ? undefined : Math.max(late, usual * 1.15);
-        },
-        typical: (ops) => this.durations.expected(ops),
+        expected: (ops, share) => this.durations.endedBy(ops, share),
         confirm: (projectId, ids) => this.operationsTracker(projectId).refresh(ids, { pollIntervalMs: 1 }),
       });
     }
     this.trackerOptions = {
-      // Changes waiting for the rate budget or for their project's turn: polling yields to them.
-      busy: () => this.budget.busyWithMutations() || (this.gate?.holding() ?? false),
       expectedDuration: (op) => this.durations.expected([op]),
       observed: (operations, listedAt) => {
         for (const op of operations) this.durations.observe(op);
@@ -525,7 +516,13 @@ export class PlatformClient implements OperationsSource {
   operationsTracker(projectId: string): OperationsTracker {
     let tracker = this.trackers.get(projectId);
     if (!tracker) {
-      tracker = new OperationsTracker(this, projectId, this.trackerOptions);
+      tracker = new OperationsTracker(this, projectId, {
+        // Polling yields to changes waiting: the project's own for their turn (a project whose
+        // changes are all sent looks as usual, so its last resources see Ready soon), or without
+        // a gate any change waiting for the rate budget.
+        busy: () => (this.gate ? this.gate.holding(projectId) : this.budget.busyWithMutations()),
+        ...this.trackerOptions,
+      });
       this.trackers.set(projectId, tracker);
     }
     return tracker;

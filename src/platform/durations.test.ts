@@ -29,4 +29,23 @@ describe("operation durations", () => {
     expect(after).toBeGreaterThan(2_000);
     expect(after).toBeLessThan(7_000);
   });
+
+  it.each([
+    { share: 0.5, after: 1_900 },
+    { share: 0.9, after: 2_300 },
+    { share: 1, after: 2_400 },
+  ])("from enough finished operations, $share of them had ended after $after ms", ({ share, after }) => {
+    const durations = new OperationDurations();
+    for (let ms = 1_500; ms <= 2_400; ms += 100) durations.observe(finished("start_compute", ms));
+    expect(durations.endedBy([{ action: "start_compute" }], share)).toBe(after);
+    expect(durations.endedBy([{ action: "suspend_compute" }], share)).toBeUndefined();
+  });
+
+  it("from a few, shares are the mean plus a spread of at least 15% of it", () => {
+    const durations = new OperationDurations();
+    durations.observe(finished("start_compute", 2_000));
+    expect(durations.endedBy([{ action: "start_compute" }], 0.5)).toBe(2_000);
+    expect(durations.endedBy([{ action: "start_compute" }], 0.75)).toBe(2_300);
+    expect(durations.endedBy([{ action: "start_compute" }], 1)).toBe(2_600);
+  });
 });

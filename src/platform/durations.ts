@@ -9,9 +9,17 @@ import type { Operation } from "./schemas.ts";
 /** Weight of the newest observation in the running averages. */
 const weight = 0.2;
 
+/** Recent durations kept per action, for the shares (quantiles) the mutation gate times itself by. */
+const recentSize = 64;
+
+/** Below this many recent durations a share is estimated from the mean and spread instead. */
+const minSamplesForShares = 8;
+
 interface Typical {
   mean: number;
   spread: number;
+  /** The latest durations, oldest first (at most `recentSize`). */
+  recent: number[];
 }
 
 export class OperationDurations {
@@ -37,15 +45,38 @@ export class OperationDurations {
     const ms = operation.totalDurationMs ?? Date.parse(operation.updatedAt) - Date.parse(operation.createdAt);
     if (!Number.isFinite(ms) || ms < 0) return;
     const before = this.typical.get(operation.action);
-    this.typical.set(
-      operation.action,
-      before === undefined
-        ? { mean: ms, spread: 0 }
-        : {
-            mean: before.mean * (1 - weight) + ms * weight,
-            spread: before.spread * (1 - weight) + Math.abs(ms - before.mean) * weight,
-          },
-    );
+    if (before === undefined) {
+      this.typical.set(operation.action, { mean: ms, spread: 0, recent: [ms] });
+      return;
+    }
+    before.spread = before.spread * (1 - weight) + Math.abs(ms - before.mean) * weight;
+    before.mean = before.mean * (1 - weight) + ms * weight;
+    before.recent.push(ms);
+    if (before.recent.length > recentSize) before.recent.shift();
+  }
+
+  /**
+   * By when `share` (0..1) of operations like these have ended, from the start of the first (they
+   * run one after another): each action's share-quantile of its recent durations, summed. With
+   * few durations seen, the mean plus a spread that grows with the share (at least 15% of the
+   * mean: a handful of samples says little about the tail). Undefined while an action has never
+   * been seen to finish.
+   */
+  endedBy(operations: readonly Pick<Operation, "action">[], share: number): number | undefined {
+    let total = 0;
+    for (const op of operations) {
+      const typical = this.typical.get(op.action);
+      if (typical === undefined) return undefined;
+      const { recent } = typical;
+      if (recent.length >= minSamplesForShares) {
+        const sorted = [...recent].sort((a, b) => a - b);
+        total += sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
+      } else {
+        const spread = Math.max(typical.spread, typical.mean * 0.15);
+        total += typical.mean + spread * Math.max(0, 4 * share - 2);
+      }
+    }
+    return total;
   }
 
   /**

@@ -3,6 +3,18 @@ import { LockedError, ProjectBusyError } from "./errors.ts";
 import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
 const CREATE = "POST /projects/:project_id/endpoints";
+
+/** As a controller does with a resource's change: held back, it comes back when told. */
+async function asAController<T>(change: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await change();
+    } catch (err) {
+      if (!(err instanceof ProjectBusyError)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, err.retryAfterMs));
+    }
+  }
+}
 const branches = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"];
 
 describe("the per-project mutation gate, against a project-wide lock", () => {
@@ -85,12 +97,10 @@ describe("the per-project mutation gate, against a project-wide lock", () => {
     const client = platform.client();
     const foreign = await other.createEndpoint("wiki", { branchId: "wiki-b4", type: "read_write" });
     const before = await locked();
-    // The project was free as far as this client knew: it meets the lock, waits a probe step, and
-    // sends again once the other change's operation (300 ms) has ended.
-    const created = await client.createEndpoint(
-      "wiki",
-      { branchId: "wiki-b5", type: "read_write" },
-      { ticket: "ns/d" },
+    // The project was free as far as this client knew: it meets the lock, is told to come back a
+    // probe step later, and sends again once the other change's operation (300 ms) has ended.
+    const created = await asAController(() =>
+      client.createEndpoint("wiki", { branchId: "wiki-b5", type: "read_write" }, { ticket: "ns/d" }),
     );
     expect(created.endpoint.branchId).toBe("wiki-b5");
     expect((await locked()) - before).toBeGreaterThan(0);
@@ -123,10 +133,8 @@ describe("the per-project mutation gate, against a project-wide lock", () => {
     // This client's look at its own (finished) operation lists the project and sees the foreign one.
     await client.operationsTracker("shop").refresh([mine.operations[0]!.id], { pollIntervalMs: 1 });
     const before = await locked();
-    const created = await client.createEndpoint(
-      "shop",
-      { branchId: "shop-b7", type: "read_write" },
-      { ticket: "ns/e" },
+    const created = await asAController(() =>
+      client.createEndpoint("shop", { branchId: "shop-b7", type: "read_write" }, { ticket: "ns/e" }),
     );
     expect(created.endpoint.branchId).toBe("shop-b7");
     expect((await locked()) - before).toBe(0);

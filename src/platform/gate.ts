@@ -3,17 +3,19 @@
  * project has running operations it refuses new mutations with 423, on any branch
  * (platform-facts.md, "Errors and limits"). Rather than send changes into that lock, the client
  * lets one mutation of a project go at a time, and the next one when the operations the last one
- * started are expected to have ended (their usual duration plus their usual spread, durations.ts),
- * or as soon as an operations list shows them settled. Operations of other actors that a list
- * shows running hold the project too. A 423 all the same (another actor's change not yet listed,
- * or an operation slower than usual) only moves the project's next try a little later.
+ * started have most likely ended (by when `releaseShare` of such operations end, learned from the
+ * finished ones, durations.ts), or as soon as an operations list shows them settled. Operations of
+ * other actors that a list shows running hold the project too. A 423 all the same (an operation
+ * slower than most, or another actor's change not yet listed) moves the project's next try to
+ * when the longest such operation seen would have ended, then further.
  *
- * A caller that names a `ticket` (a controller, for a resource) is never held long: when its turn
- * is further away than `maxInlineWaitMs`, or another caller already waits inside a call for the
- * project, it fails at once with ProjectBusyError and `retryAfterMs`, the time its turn is
- * expected (tickets are counted in arrival order, so each comes back about when its own turn
- * comes rather than all at once). The controller requeues it then; its worker meanwhile serves
- * other projects. A caller without a ticket (a script) waits inside the call for its turn.
+ * A caller that names a `ticket` (a controller, for a resource) is never held: a worker that
+ * sleeps for one project's turn serves no other project (four workers and twenty projects make
+ * that the bottleneck). When its turn has not come it fails at once with ProjectBusyError and
+ * `retryAfterMs`, the time its turn is expected. Tickets keep the place in line of their first
+ * ask, also across a 423, so each comes back about when its own turn comes rather than all at
+ * once; the first in line comes back when the lock should free, so the lock is not left idle.
+ * The controller requeues it then. A caller without a ticket (a script) waits inside the call.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { LockedError, ProjectBusyError } from "./errors.ts";
@@ -21,21 +23,28 @@ import { isSettled } from "./operations.ts";
 import type { Operation } from "./schemas.ts";
 
 export interface MutationGateOptions {
-  /** By when operations like these have most likely ended, in ms from their start; undefined when unknown. */
-  expected: (operations: readonly Operation[]) => number | undefined;
-  /** How long a turn usually lasts, for the estimates of waiting callers; undefined when unknown. */
-  typical: (operations: readonly Operation[]) => number | undefined;
+  /**
+   * By when `share` (0..1) of operations like these have ended, in ms from their start (they run
+   * one after another); undefined while their durations are unknown.
+   */
+  expected: (operations: readonly Operation[], share: number) => number | undefined;
+  /**
+   * Share of operations that have ended when the next mutation goes: a later release means fewer
+   * 423s, an earlier one less idle lock. Default 0.9: in a storm the account's budget (700
+   * requests a minute) is spent on creates, and every 423 is a create that waits (docs/benchmarks.md).
+   */
+  releaseShare?: number;
   /** Assumed duration of operations never seen to finish (the next mutation probes). Default 1 s. */
   unknownDurationMs?: number;
-  /** After a 423, the project's next try comes this much later (doubling after the third in a row). Default 250 ms. */
+  /** After a 423 the learned durations gave no better time for: the next try this much later (doubling from the third in a row). Default 250 ms. */
   lockedProbeMs?: number;
-  /** Longest wait for a turn inside a call with a ticket; beyond it ProjectBusyError is thrown. Default 500 ms. */
   /**
    * Looks at the project's running operations with one list (which reports back through
    * `observe`). Used instead of a probing mutation when their end was only guessed: a list costs
    * a request as a 423 does, and teaches how long operations take.
    */
   confirm?: (projectId: string, operationIds: readonly string[]) => Promise<unknown>;
+  /** Longest wait for a turn inside a call with a ticket; beyond it ProjectBusyError is thrown. Default 25 ms. */
   maxInlineWaitMs?: number;
   now?: () => number;
 }
@@ -47,15 +56,17 @@ interface Project {
   sending: boolean;
   /** One caller at a time waits inside a call; the others are handed back. */
   inlineWaiter: boolean;
-  /** Callers waiting for a turn, in arrival order: ticket -> when it was told to come back. */
+  /** Callers in line, in the order of their first ask: ticket -> when it was told to come back. */
   waiting: Map<string, number>;
   /** Running operations the gate knows of (its own answers and lists): id -> expected end. */
   running: Map<string, number>;
+  /** The operations the last answer started, while they may still run. */
+  lastOperations: readonly Operation[];
   /** When the last mutation's answer arrived. */
   answeredAt: number;
   /** How long one turn usually lasts. */
   turnMs: number;
-  /** 423s in a row: each moves the next try twice as far (another actor's long change). */
+  /** 423s in a row. */
   lockedInARow: number;
   /** `busyUntil` is a guess (their duration was unknown): a list confirms before a mutation probes. */
   guessed: boolean;
@@ -64,8 +75,14 @@ interface Project {
 /** The furthest a 423 moves the project's next try. */
 const maxProbeMs = 5_000;
 
+/** The shortest step after a 423: an answer's round trip, so a retry is not sent into the same lock. */
+const minProbeMs = 50;
+
 /** A caller that does not come back within this much of its estimated turn loses its place. */
 const ticketGraceMs = 15_000;
+
+/** Shares of such operations ended by the tries after a 423 (the first: all seen so far). */
+const afterLockedShares = [1];
 
 export class MutationGate {
   private readonly projects = new Map<string, Project>();
@@ -73,6 +90,7 @@ export class MutationGate {
   private readonly unknownMs: number;
   private readonly probeMs: number;
   private readonly maxInlineMs: number;
+  private readonly releaseShare: number;
   private readonly now: () => number;
   private anonymous = 0;
 
@@ -80,7 +98,8 @@ export class MutationGate {
     this.options = options;
     this.unknownMs = options.unknownDurationMs ?? 1_000;
     this.probeMs = options.lockedProbeMs ?? 250;
-    this.maxInlineMs = options.maxInlineWaitMs ?? 500;
+    this.maxInlineMs = options.maxInlineWaitMs ?? 25;
+    this.releaseShare = options.releaseShare ?? 0.9;
     this.now = options.now ?? (() => Date.now());
   }
 
@@ -93,6 +112,7 @@ export class MutationGate {
         inlineWaiter: false,
         waiting: new Map(),
         running: new Map(),
+        lastOperations: [],
         answeredAt: 0,
         turnMs: this.unknownMs,
         lockedInARow: 0,
@@ -103,11 +123,17 @@ export class MutationGate {
     return p;
   }
 
-  /** Whether any project holds mutations back (the budget's "busy" for the operations tracker). */
-  holding(): boolean {
+  /**
+   * Whether the project (or, without one, any project) holds mutations back: its operations
+   * tracker then lists less often, leaving the budget to them.
+   */
+  holding(projectId?: string): boolean {
     const now = this.now();
-    for (const p of this.projects.values()) {
-      if (p.waiting.size > 0 && [...p.waiting.values()].some((due) => due + ticketGraceMs > now)) return true;
+    const projects = projectId === undefined ? this.projects.values() : [this.projects.get(projectId)];
+    for (const p of projects) {
+      if (p && p.waiting.size > 0 && [...p.waiting.values()].some((due) => due + ticketGraceMs > now)) {
+        return true;
+      }
     }
     return false;
   }
@@ -125,6 +151,25 @@ export class MutationGate {
     const p = this.project(projectId);
     const ticket = options.ticket ?? `anonymous-${++this.anonymous}`;
     const started = this.now();
+    // Its place in line is that of its first ask; it keeps it until it has sent, or gives up.
+    if (!p.waiting.has(ticket)) p.waiting.set(ticket, started);
+    try {
+      return await this.turn(p, projectId, ticket, started, send, operationsOf, options);
+    } catch (err) {
+      if (!(err instanceof ProjectBusyError)) p.waiting.delete(ticket);
+      throw err;
+    }
+  }
+
+  private async turn<T>(
+    p: Project,
+    projectId: string,
+    ticket: string,
+    started: number,
+    send: () => Promise<T>,
+    operationsOf: (result: T) => readonly Operation[],
+    options: { ticket?: string | undefined; signal?: AbortSignal | undefined },
+  ): Promise<T> {
     let locked: LockedError | undefined;
     for (;;) {
       options.signal?.throwIfAborted();
@@ -143,26 +188,23 @@ export class MutationGate {
       }
       if (!p.sending && p.busyUntil <= now) {
         p.sending = true;
-        p.waiting.delete(ticket);
         let result: T;
         try {
           result = await send();
         } catch (err) {
           p.sending = false;
           if (!(err instanceof LockedError)) throw err;
-          // Something still runs there: try a little later, without counting a failure.
+          // Something still runs there: try again later, without counting a failure.
           locked = err;
-          // A few short steps (an operation a little slower than usual), then doubling (another
-          // actor's long change).
-          const probeMs = Math.min(this.probeMs * 2 ** Math.max(0, p.lockedInARow - 2), maxProbeMs);
           p.lockedInARow++;
-          p.busyUntil = Math.max(p.busyUntil, this.now() + probeMs);
+          p.busyUntil = Math.max(p.busyUntil, this.now() + this.afterLocked(p));
           // A script sees the 423 as before (with the time to retry); a controller's resource waits.
           if (options.ticket === undefined) throw err;
           continue;
         }
         p.sending = false;
         p.lockedInARow = 0;
+        p.waiting.delete(ticket);
         this.answered(p, operationsOf(result));
         return result;
       }
@@ -185,19 +227,38 @@ export class MutationGate {
     }
   }
 
+  /**
+   * How much later the next try goes after a 423: while the last answer's operations may still
+   * run, when the longest such operation seen has ended; after that (or for another actor's
+   * change) a probe step, doubling from the third 423 in a row.
+   */
+  private afterLocked(p: Project): number {
+    const now = this.now();
+    const share = afterLockedShares[p.lockedInARow - 1];
+    const byShare =
+      share !== undefined && p.lastOperations.length > 0
+        ? this.options.expected(p.lastOperations, share)
+        : undefined;
+    if (byShare !== undefined && p.answeredAt + byShare - now >= minProbeMs) {
+      return Math.min(p.answeredAt + byShare - now, maxProbeMs);
+    }
+    return Math.min(this.probeMs * 2 ** Math.max(0, p.lockedInARow - 3), maxProbeMs);
+  }
+
   /** The operations a mutation's answer started now run; the project is busy until they end. */
   private answered(p: Project, operations: readonly Operation[]): void {
     const now = this.now();
     p.answeredAt = now;
     const running = operations.filter((op) => !isSettled(op));
+    p.lastOperations = running;
     if (running.length === 0) {
       p.busyUntil = now;
       return;
     }
-    const known = this.options.expected(running);
+    const known = this.options.expected(running, this.releaseShare);
     const expected = known ?? this.unknownMs;
     p.guessed = known === undefined;
-    p.turnMs = this.options.typical(running) ?? p.turnMs;
+    p.turnMs = this.options.expected(running, 0.5) ?? p.turnMs;
     p.busyUntil = now + expected;
     for (const op of running) p.running.set(op.id, now + expected);
   }
@@ -214,11 +275,15 @@ export class MutationGate {
     for (const op of operations) {
       if (isSettled(op)) continue;
       // Still running, its own or another actor's: it ends when such operations usually do.
-      const known = this.options.expected([op]);
+      const known = this.options.expected([op], this.releaseShare);
       // How long it has run: total_duration_ms at the list's time (timestamps have whole seconds).
       const started =
         op.totalDurationMs !== undefined ? listedAt - op.totalDurationMs : Date.parse(op.createdAt);
-      const end = started + (known ?? this.unknownMs);
+      // Of unknown length and already past the guess: look again after half as long as it ran,
+      // not every probe step (each look costs a request).
+      const elapsed = Number.isNaN(started) ? 0 : listedAt - started;
+      const end =
+        known !== undefined ? started + known : Math.max(started + this.unknownMs, now + elapsed / 2);
       const expectedEnd = Math.max(Number.isNaN(end) ? now : end, now + this.probeMs);
       p.running.set(op.id, expectedEnd);
       if (expectedEnd > p.busyUntil) {

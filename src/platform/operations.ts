@@ -46,7 +46,11 @@ export interface OperationsTrackerOptions {
   batchWindowMs?: number;
   /** Whether the account's budget is busy with changes. Default: never. */
   busy?: () => boolean;
-  /** While busy, passes are this many poll intervals apart at least. Default 6. */
+  /**
+   * While busy, passes are this many poll intervals apart at least. Default 3: one list per
+   * project per 15 s settles every operation that ended meanwhile (resources see Ready within
+   * seconds, not at the end of the storm), and takes about one request in twelve of the budget.
+   */
   busyFactor?: number;
   /** How long an operation like this one usually runs, when known (see durations.ts). */
   expectedDuration?: (operation: Operation) => number | undefined;
@@ -116,7 +120,7 @@ export class OperationsTracker {
     this.batchWindowMs = options.batchWindowMs ?? 10;
     this.polling = options.polling ?? "batched";
     this.busy = options.busy ?? (() => false);
-    this.busyFactor = options.busyFactor ?? 6;
+    this.busyFactor = options.busyFactor ?? 3;
     this.expectedDuration = options.expectedDuration ?? (() => undefined);
     this.observed = options.observed ?? (() => undefined);
     // Wall-clock time: poll ticks are aligned to it.

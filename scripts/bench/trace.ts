@@ -1,0 +1,132 @@
+// Where a convergence run's time went, per project, from the emulator's request log and its
+// operations (`--trace`). On a project-wide lock the project's operations run one after another;
+// every millisecond between one operation's end and the next mutation's acceptance is the lock
+// sitting idle, and every 423 is a request spent on a lock that was still held. Printed, and
+// written beside the operator's log; never asserted.
+import { writeFile } from "node:fs/promises";
+import type { RequestLogEntry } from "../../tools/emulator/index.ts";
+import { percentile, seconds, sum } from "./stats.ts";
+import type { Placement } from "./workload.ts";
+
+interface OperationRecord {
+  id: string;
+  action: string;
+  status: string;
+  total_duration_ms: number;
+}
+
+export interface ProjectTrace {
+  projectId: string;
+  creates: number;
+  /** From the apply to the project's first mutation sent. */
+  firstSendMs: number;
+  /** Sum over operations of the time from one's end to the next accepted mutation. */
+  idleMs: number;
+  /** Idle time from one operation's end to the next mutation's first attempt (nobody sent). */
+  idleBeforeSendMs: number;
+  /** 423s answered while the project's own last operation still ran (the gate let one go early). */
+  lockedEarly: number;
+  /** Sum of the drawn operation durations (the project's serial floor). */
+  busyMs: number;
+  /** From the project's last operation's end to its last resource Ready. */
+  tailMs: number;
+  operationLists: number;
+}
+
+export interface RunTrace {
+  projects: ProjectTrace[];
+  /** Median, over all resources, of apply-to-Ready minus the resource's operation end: how late readiness was seen. */
+  readySeenAfterEndP50Ms: number | undefined;
+}
+
+/** Every operation of a project, newest first, through the public API with the run's key. */
+async function operationsOf(url: string, apiKey: string, projectId: string): Promise<OperationRecord[]> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(`${url}/projects/${projectId}/operations?limit=1000`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    if (response.ok) return ((await response.json()) as { operations: OperationRecord[] }).operations;
+    if (attempt > 20) throw new Error(`listing operations of ${projectId}: ${response.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+export async function traceRun(o: {
+  url: string;
+  apiKey: string;
+  log: readonly RequestLogEntry[];
+  placements: readonly Placement[];
+  /** Resource name -> when it was first Ready (epoch ms). */
+  readyAt: ReadonlyMap<string, number | undefined>;
+  appliedAt: number;
+  file: string;
+}): Promise<RunTrace> {
+  const projectIds = [...new Set(o.placements.map((p) => p.projectId))];
+  const projects: ProjectTrace[] = [];
+  const readySeenAfterEnd: number[] = [];
+  for (const projectId of projectIds) {
+    const operations = (await operationsOf(o.url, o.apiKey, projectId)).reverse();
+    const path = `/api/v2/projects/${projectId}/`;
+    const mine = o.log
+      .filter((e) => e.path.startsWith(path))
+      .map((e) => ({ ...e, at: Date.parse(e.time) }))
+      .sort((a, b) => a.at - b.at);
+    const mutations = mine.filter((e) => e.method !== "GET");
+    const accepted = mutations.filter((e) => e.status >= 200 && e.status < 300);
+    // The k-th accepted mutation started the k-th operation (one start_compute per create).
+    const ends = accepted.map((e, k) => e.at + (operations[k]?.total_duration_ms ?? 0));
+    let idleMs = 0;
+    let idleBeforeSendMs = 0;
+    for (let k = 0; k + 1 < accepted.length; k++) {
+      const end = ends[k]!;
+      idleMs += Math.max(0, accepted[k + 1]!.at - end);
+      const firstAfter = mutations.find((e) => e.at >= end);
+      if (firstAfter) idleBeforeSendMs += Math.max(0, firstAfter.at - end);
+    }
+    const lockedEarly = mutations.filter((e) => e.status === 423).length;
+    const lastEnd = ends.at(-1) ?? o.appliedAt;
+    const names = o.placements.filter((p) => p.projectId === projectId).map((p) => p.name);
+    const readies = names.flatMap((n) => {
+      const t = o.readyAt.get(n);
+      return t === undefined ? [] : [t];
+    });
+    // Readiness is per resource; the resources of a project became Ready in the order of their operations' ends.
+    const sortedReady = [...readies].sort((a, b) => a - b);
+    sortedReady.forEach((t, i) => {
+      const end = ends[i];
+      if (end !== undefined) readySeenAfterEnd.push(t - end);
+    });
+    projects.push({
+      projectId,
+      creates: accepted.length,
+      firstSendMs: (mutations[0]?.at ?? o.appliedAt) - o.appliedAt,
+      idleMs,
+      idleBeforeSendMs,
+      lockedEarly,
+      busyMs: sum(operations.map((op) => op.total_duration_ms)),
+      tailMs: Math.max(0, ...readies) - lastEnd,
+      operationLists: mine.filter((e) => e.route.endsWith("/operations") && e.method === "GET").length,
+    });
+  }
+  const trace = { projects, readySeenAfterEndP50Ms: percentile(readySeenAfterEnd, 50) };
+  await writeFile(o.file, JSON.stringify({ trace, log: o.log }, null, 1));
+  return trace;
+}
+
+/** A few lines for the terminal. */
+export function describeTrace(trace: RunTrace): string[] {
+  const p = trace.projects;
+  const n = p.length || 1;
+  const avg = (f: (t: ProjectTrace) => number) => seconds(sum(p.map(f)) / n);
+  const worst = [...p].sort((a, b) => b.busyMs + b.idleMs - (a.busyMs + a.idleMs))[0];
+  return [
+    `trace: per project (mean of ${p.length}): first mutation ${avg((t) => t.firstSendMs)} after the apply; operations ${avg((t) => t.busyMs)}; lock idle between them ${avg((t) => t.idleMs)} (of it ${avg((t) => t.idleBeforeSendMs)} before any mutation was sent); tail to last Ready ${avg((t) => t.tailMs)}`,
+    `trace: 423s while the project's own operation ran: ${sum(p.map((t) => t.lockedEarly))}; operations lists ${sum(p.map((t) => t.operationLists))}`,
+    `trace: readiness seen after the operation's end, p50 ${seconds(trace.readySeenAfterEndP50Ms)}`,
+    ...(worst
+      ? [
+          `trace: slowest project ${worst.projectId}: first mutation ${seconds(worst.firstSendMs)}, operations ${seconds(worst.busyMs)}, idle ${seconds(worst.idleMs)}, tail ${seconds(worst.tailMs)}, 423s ${worst.lockedEarly}`,
+        ]
+      : []),
+  ];
+}

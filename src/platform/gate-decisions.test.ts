@@ -1,0 +1,181 @@
+// The mutation gate's decisions, one table each: when a project's next mutation goes, where a
+// 423 moves it, when a resource is told to come back, and what an operations list changes. The
+// gate runs on a clock of its own here; gate.test.ts has the same rules against the emulator.
+import { describe, expect, it } from "vitest";
+import { LockedError, ProjectBusyError } from "./errors.ts";
+import { MutationGate } from "./gate.ts";
+import type { Operation } from "./schemas.ts";
+
+/** By when each share of start_compute operations has ended (as durations.ts would have learned). */
+const endedBy: Record<number, number> = { 0.5: 2_000, 0.9: 2_400, 1: 2_500 };
+
+const at = (ms: number) => new Date(ms).toISOString();
+
+function operation(id: string, status = "running", extra: Partial<Operation> = {}): Operation {
+  return {
+    id,
+    projectId: "shop",
+    branchId: undefined,
+    endpointId: undefined,
+    action: "start_compute",
+    status,
+    failuresCount: 0,
+    createdAt: at(0),
+    updatedAt: at(0),
+    error: undefined,
+    retryAt: undefined,
+    totalDurationMs: undefined,
+    ...extra,
+  };
+}
+
+function lab({ known = true } = {}) {
+  let now = 1_000_000;
+  const lists: string[][] = [];
+  const gate = new MutationGate({
+    now: () => now,
+    expected: (ops, share) => (known ? ops.length * endedBy[share]! : undefined),
+    confirm: (_projectId, ids) => {
+      lists.push([...ids]);
+      return Promise.resolve();
+    },
+  });
+  let next = 0;
+  const accepted = () => Promise.resolve({ operations: [operation(`op-${++next}`)] });
+  const locked = () =>
+    Promise.reject(new LockedError("423", { route: "POST /projects/{project_id}/endpoints", status: 423 }));
+  /** One reconcile's try: sent, or told when to come back. */
+  const ask = async (ticket: string, send = accepted): Promise<"sent" | number> => {
+    try {
+      await gate.run("shop", send, (r) => r.operations, { ticket });
+      return "sent";
+    } catch (err) {
+      if (err instanceof ProjectBusyError) return err.retryAfterMs!;
+      throw err;
+    }
+  };
+  return {
+    gate,
+    lists,
+    ask,
+    accepted,
+    locked,
+    now: () => now,
+    advance: (ms: number) => void (now += ms),
+  };
+}
+
+describe("the mutation gate's decisions", () => {
+  it.each([
+    {
+      case: "durations known: when 90% of such operations have ended",
+      known: true,
+      first: 2_410,
+      second: 4_410,
+    },
+    { case: "durations unknown: after a guessed second", known: false, first: 1_010, second: 2_010 },
+  ])("after an answer, the next in line is told to come back $case", async ({ known, first, second }) => {
+    const l = lab({ known });
+    expect(await l.ask("ns/a")).toBe("sent");
+    // In line by first ask: the second resource one turn (a usual duration) later.
+    expect(await l.ask("ns/b")).toBe(first);
+    expect(await l.ask("ns/c")).toBe(second);
+  });
+
+  it("looks with one operations list before the first mutation after a guessed duration", async () => {
+    const l = lab({ known: false });
+    await l.ask("ns/a");
+    l.advance(1_000);
+    expect(await l.ask("ns/b")).toBe("sent");
+    expect(l.lists).toEqual([["op-1"]]);
+  });
+
+  it.each([
+    // 423s in a row after the project's own create (answered at 0, tried when 90% of such
+    // operations have ended, 2,400 ms): when the longest seen (2,500 ms) has, then probe steps,
+    // doubling from the third.
+    { locks: 1, own: true, nextTryAt: 2_500 },
+    { locks: 2, own: true, nextTryAt: 2_500 + 250 },
+    { locks: 3, own: true, nextTryAt: 2_750 + 250 },
+    { locks: 4, own: true, nextTryAt: 3_000 + 500 },
+    { locks: 5, own: true, nextTryAt: 3_500 + 1_000 },
+    // Another actor's change (the gate started nothing): probe steps only.
+    { locks: 1, own: false, nextTryAt: 250 },
+    { locks: 3, own: false, nextTryAt: 750 },
+    { locks: 4, own: false, nextTryAt: 750 + 500 },
+  ])(
+    "after $locks 423(s) in a row (own operation: $own) the next try is at $nextTryAt ms",
+    async ({ locks, own, nextTryAt }) => {
+      const l = lab();
+      const start = l.now();
+      if (own) {
+        await l.ask("ns/a");
+        l.advance(2_400);
+      }
+      let comeBack = 0;
+      for (let i = 0; i < locks; i++) {
+        comeBack = (await l.ask("ns/b", l.locked)) as number;
+        if (i < locks - 1) l.advance(comeBack - 10);
+      }
+      expect(l.now() + comeBack - 10 - start).toBe(nextTryAt);
+    },
+  );
+
+  it("a resource that met a 423 keeps its place: it comes back first, the next one a turn later", async () => {
+    const l = lab();
+    await l.ask("ns/a");
+    expect(await l.ask("ns/b")).toBe(2_410);
+    expect(await l.ask("ns/c")).toBe(4_410);
+    l.advance(2_400);
+    expect(await l.ask("ns/b", l.locked)).toBe(110);
+    expect(await l.ask("ns/c")).toBe(100 + 2_000 + 10);
+    l.advance(100);
+    expect(await l.ask("ns/b")).toBe("sent");
+    expect(await l.ask("ns/c")).toBe(2_410);
+  });
+
+  it.each([
+    {
+      case: "settled, listed after the answer: free at once",
+      status: "finished",
+      listedAfter: true,
+      free: true,
+    },
+    {
+      case: "settled, but listed before the answer (may miss it): still held",
+      status: "finished",
+      listedAfter: false,
+      free: false,
+    },
+    { case: "still running: still held", status: "running", listedAfter: true, free: false },
+  ])("the project's own operation $case", async ({ status, listedAfter, free }) => {
+    const l = lab();
+    const listedAt = l.now() - 1;
+    await l.ask("ns/a");
+    l.advance(1_500);
+    l.gate.observe("shop", [operation("op-1", status)], listedAfter ? l.now() : listedAt);
+    expect((await l.ask("ns/b")) === "sent").toBe(free);
+  });
+
+  it("holds the project for another actor's running operation until such operations have most likely ended", async () => {
+    const l = lab();
+    // Listed when it had run 500 ms: 1,900 ms to go until 90% of such operations have ended.
+    l.gate.observe("shop", [operation("theirs", "running", { totalDurationMs: 500 })], l.now());
+    expect(await l.ask("ns/a")).toBe(1_910);
+    l.advance(1_900);
+    expect(await l.ask("ns/a")).toBe("sent");
+  });
+
+  it("a script (no ticket) waits for its turn inside the call instead of being handed back", async () => {
+    const gate = new MutationGate({ expected: () => 30 });
+    const sent: string[] = [];
+    const create = (id: string) => () => {
+      sent.push(id);
+      return Promise.resolve({ operations: [operation(id)] });
+    };
+    await gate.run("shop", create("s-1"), (r) => r.operations);
+    const second = await gate.run("shop", create("s-2"), (r) => r.operations);
+    expect(second.operations[0]!.id).toBe("s-2");
+    expect(sent).toEqual(["s-1", "s-2"]);
+  });
+});
