@@ -20,6 +20,27 @@ describe("faults", () => {
     expect((await h.api("GET", `${P}/endpoints`)).status).toBe(200);
   });
 
+  it("a route in the request log's form (METHOD /path) is that method and path; a contradicting method is refused", async () => {
+    const h = await startHarness();
+    await h.api("GET", `${P}/endpoints`);
+    const [logged] = (await h.admin("GET", "/requests?limit=1")).body.requests;
+    expect(logged.route).toBe("GET /projects/:project_id/endpoints");
+    const set = await h.admin("PUT", "/faults", { requests: [{ route: logged.route, status: 503 }] });
+    expect(set.body.requests[0]).toMatchObject({ method: "GET", route: "/projects/:project_id/endpoints" });
+    expect((await h.api("GET", `${P}/endpoints`)).status).toBe(503);
+    expect((await h.api("POST", `${P}/endpoints`, {})).status).toBe(400);
+    const contradicting = await h.admin("PUT", "/faults", {
+      requests: [{ method: "POST", route: logged.route }],
+    });
+    expect(contradicting).toMatchObject({
+      status: 400,
+      body: { message: "requests.0.method: POST contradicts the route's GET" },
+    });
+    const unrooted = await h.admin("PUT", "/faults", { requests: [{ route: "projects/:project_id" }] });
+    expect(unrooted.status).toBe(400);
+    expect(unrooted.body.message).toContain("requests.0.route: a route pattern under /api/v2");
+  });
+
   it.each([500, 423, 429])("status %s can be injected", async (status) => {
     const h = await startHarness();
     await h.admin("PUT", "/faults", { requests: [{ status }] });

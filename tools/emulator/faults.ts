@@ -6,30 +6,52 @@ import type { OperationFaultPlan, OperationRecord } from "./model.ts";
 
 const probability = z.number().min(0).max(1).default(1);
 
-export const requestFaultSchema = z.object({
-  method: z.string().toUpperCase().optional().describe("HTTP method; all when absent"),
-  route: z
-    .string()
-    .optional()
-    .describe("route pattern under /api/v2 as in the request log, e.g. /projects/:project_id/endpoints"),
-  rate: probability.describe("probability that a matching request gets the fault"),
-  times: z.number().int().positive().optional().describe("stop after injecting this many times"),
-  // 400 and 422: the platform refusing a request the emulator's own rules would accept (a
-  // spec the platform's plan or state forbids), so operators can be tested for "terminal".
-  status: z
-    .union([z.literal(400), z.literal(422), z.literal(500), z.literal(503), z.literal(423), z.literal(429)])
-    .optional(),
-  latency_ms: z.number().min(0).max(60_000).optional().describe("real milliseconds added before answering"),
-  retry_after_s: z
-    .number()
-    .int()
-    .min(0)
-    .max(3_600)
-    .optional()
-    .describe("with status: a Retry-After header in seconds (the platform does not always send one)"),
-  reset: z.boolean().optional().describe("drop the connection before handling the request"),
-  lose_response: z.boolean().optional().describe("apply the request, then drop the connection unanswered"),
-});
+export const requestFaultSchema = z
+  .object({
+    method: z.string().toUpperCase().optional().describe("HTTP method; all when absent"),
+    route: z
+      .string()
+      .regex(
+        /^([A-Za-z]+ )?\//,
+        "a route pattern under /api/v2 (/projects/:project_id/endpoints) or the request log's form (GET /projects/:project_id/endpoints)",
+      )
+      .optional()
+      .describe(
+        "route pattern under /api/v2, e.g. /projects/:project_id/endpoints (any method), or as the request log's route shows it, e.g. GET /projects/:project_id/endpoints",
+      ),
+    rate: probability.describe("probability that a matching request gets the fault"),
+    times: z.number().int().positive().optional().describe("stop after injecting this many times"),
+    // 400 and 422: the platform refusing a request the emulator's own rules would accept (a
+    // spec the platform's plan or state forbids), so operators can be tested for "terminal".
+    status: z
+      .union([z.literal(400), z.literal(422), z.literal(500), z.literal(503), z.literal(423), z.literal(429)])
+      .optional(),
+    latency_ms: z.number().min(0).max(60_000).optional().describe("real milliseconds added before answering"),
+    retry_after_s: z
+      .number()
+      .int()
+      .min(0)
+      .max(3_600)
+      .optional()
+      .describe("with status: a Retry-After header in seconds (the platform does not always send one)"),
+    reset: z.boolean().optional().describe("drop the connection before handling the request"),
+    lose_response: z.boolean().optional().describe("apply the request, then drop the connection unanswered"),
+  })
+  // The request log's "METHOD /path" form is the same rule as `method` and a path pattern.
+  .transform((rule, ctx) => {
+    const match = rule.route === undefined ? null : /^([A-Za-z]+) (\/.*)$/.exec(rule.route);
+    if (!match?.[1] || match[2] === undefined) return rule;
+    const method = match[1].toUpperCase();
+    if (rule.method !== undefined && rule.method !== method) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["method"],
+        message: `${rule.method} contradicts the route's ${method}`,
+      });
+      return z.NEVER;
+    }
+    return { ...rule, method, route: match[2] };
+  });
 
 export const operationFaultSchema = z.object({
   action: z.string().optional().describe("operation action; all when absent"),
