@@ -185,6 +185,13 @@ export class ConnectionSecrets {
   }
 
   private async reset(pass: CePass, target: SecretTarget, why: ResetReason): Promise<Published | undefined> {
+    if (pass.spec.managementPolicy === "ObserveOnly") {
+      throw new Problem(
+        "ObserveOnly",
+        `a password reset of role ${target.role} was asked for (${why}), and an observe-only resource changes nothing on the platform`,
+        { retryAfterMs: 600_000, stalled: true },
+      );
+    }
     const recorded = pass.status.connectionSecret ?? {};
     // Intent first: a crash or a lost answer after this leaves a mark the next pass resolves.
     if (recorded.passwordReset !== why) {
