@@ -19,6 +19,7 @@ import { nextPoll } from "./computeendpoint-polling.ts";
 import {
   checkOwnership,
   connectionOf,
+  isControlledBy,
   isCurrent,
   passwordOf,
   parseConnectionUri,
@@ -86,6 +87,7 @@ export class ConnectionSecrets {
   async publish(pass: CePass): Promise<Published | undefined> {
     const want = pass.spec.connectionSecret;
     const status = pass.status;
+    await this.dropPrevious(pass);
     if (!want || !status.endpointId || !status.host) return undefined;
     const target: SecretTarget = {
       name: want.name,
@@ -141,6 +143,22 @@ export class ConnectionSecrets {
     }
     await this.write(pass, target, connection, rotateAt);
     return undefined;
+  }
+
+  /**
+   * A Secret written under another name (the spec renamed it, or no longer asks for one) is
+   * deleted, so no stale copy of the password stays behind; one this resource does not control
+   * is left alone.
+   */
+  private async dropPrevious(pass: CePass): Promise<void> {
+    const previous = pass.status.connectionSecret?.name;
+    const want = pass.spec.connectionSecret;
+    if (previous === undefined || previous === want?.name) return;
+    const namespace = pass.obj.metadata.namespace;
+    const old = pass.cache<Secret>(secretKind).get(namespace, previous);
+    if (old && isControlledBy(old, pass.obj)) await pass.kube.delete(secretKind, namespace, previous);
+    if (!want) await pass.save({ connectionSecret: undefined });
+    this.written.delete(pass.obj.metadata.uid ?? "");
   }
 
   /** Forgets what is held for a resource that is gone. */
