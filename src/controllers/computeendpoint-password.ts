@@ -19,6 +19,7 @@ import { nextPoll } from "./computeendpoint-polling.ts";
 import {
   checkOwnership,
   connectionOf,
+  isControlledBy,
   isCurrent,
   passwordOf,
   parseConnectionUri,
@@ -86,6 +87,7 @@ export class ConnectionSecrets {
   async publish(pass: CePass): Promise<Published | undefined> {
     const want = pass.spec.connectionSecret;
     const status = pass.status;
+    await this.dropPrevious(pass);
     if (!want || !status.endpointId || !status.host) return undefined;
     const target: SecretTarget = {
       name: want.name,
@@ -143,6 +145,22 @@ export class ConnectionSecrets {
     return undefined;
   }
 
+  /**
+   * A Secret written under another name (the spec renamed it, or no longer asks for one) is
+   * deleted, so no stale copy of the password stays behind; one this resource does not control
+   * is left alone.
+   */
+  private async dropPrevious(pass: CePass): Promise<void> {
+    const previous = pass.status.connectionSecret?.name;
+    const want = pass.spec.connectionSecret;
+    if (previous === undefined || previous === want?.name) return;
+    const namespace = pass.obj.metadata.namespace;
+    const old = pass.cache<Secret>(secretKind).get(namespace, previous);
+    if (old && isControlledBy(old, pass.obj)) await pass.kube.delete(secretKind, namespace, previous);
+    if (!want) await pass.save({ connectionSecret: undefined });
+    this.written.delete(pass.obj.metadata.uid ?? "");
+  }
+
   /** Forgets what is held for a resource that is gone. */
   forget(uid: string): void {
     this.held.delete(uid);
@@ -185,6 +203,13 @@ export class ConnectionSecrets {
   }
 
   private async reset(pass: CePass, target: SecretTarget, why: ResetReason): Promise<Published | undefined> {
+    if (pass.spec.managementPolicy === "ObserveOnly") {
+      throw new Problem(
+        "ObserveOnly",
+        `a password reset of role ${target.role} was asked for (${why}), and an observe-only resource changes nothing on the platform`,
+        { retryAfterMs: 600_000, stalled: true },
+      );
+    }
     const recorded = pass.status.connectionSecret ?? {};
     // Intent first: a crash or a lost answer after this leaves a mark the next pass resolves.
     if (recorded.passwordReset !== why) {

@@ -249,6 +249,29 @@ describe("connection Secret", () => {
     expect(served(resetPassword)).toBe(resets + 1);
   });
 
+  it("moves to a new name: the old Secret is deleted, the new one written", async () => {
+    const patch = (name: string) =>
+      kubectl([
+        "patch",
+        "cep",
+        "web",
+        "-n",
+        h.namespace,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ spec: { connectionSecret: { name } } }),
+      ]);
+    await patch("web-db-2");
+    const data = await secretWith("web-db-2");
+    expect(data.PGPASSWORD).toBe(await h.platform.revealPassword("proj-alpha", "br-dev", "neondb_owner"));
+    await readyWith("web", (o) => o.status?.connectionSecret?.name === "web-db-2");
+    expect(await secretData("web-db")).toBeUndefined();
+    await patch("web-db");
+    await secretWith("web-db");
+    await readyWith("web", (o) => o.status?.connectionSecret?.name === "web-db");
+    expect(await secretData("web-db-2")).toBeUndefined();
+  });
+
   it("reports PasswordNotStored without consent, and with consent resets once and writes the Secret", async () => {
     const branchId = await mainBranch("proj-vault");
     const resets = served(resetPassword);
