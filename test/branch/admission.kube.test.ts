@@ -44,10 +44,7 @@ describe("Branch admission", () => {
     [{ name: "" }, "spec.name"],
     [{ deletionPolicy: "Keep" }, 'spec.deletionPolicy: Unsupported value: "Keep"'],
     [{ parent: { branchId: "BR_1" } }, "spec.parent.branchId"],
-    [
-      { roles: [{ name: "app" }, { name: "app" }] },
-      'spec.roles[1]: Duplicate value: map[string]interface {}{"name":"app"}',
-    ],
+    [{ roles: [{ name: "app" }, { name: "app" }] }, 'spec.roles[1]: Duplicate value: {"name":"app"}'],
     [{ roles: [{ name: "é".repeat(32) }] }, "must be at most 63 bytes (a Postgres name)"],
     [{ databases: [{ name: "shop" }] }, "spec.databases[0].owner: Required value"],
     [
