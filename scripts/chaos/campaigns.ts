@@ -386,11 +386,16 @@ export function cutOff(ctx: Chaos): Promise<CampaignResult> {
           await gap(ctx.random);
           continue;
         }
-        const lease = await persist("lease", () =>
-          ctx.kube.get<Lease>(leaseKind, ctx.operatorNamespace, "neon-cloud-operator"),
-        );
-        const holder = lease?.spec?.holderIdentity;
-        const leader = [...replicas].find((r) => holder?.startsWith(`${r.name}_`) && paths.has(r));
+        // A leader on a path of its own (after a cut, the standby takes over once the lease runs out).
+        let leader: OperatorProcess | undefined;
+        for (let waited = 0; !leader && waited < 60_000; waited += 500) {
+          const lease = await persist("lease", () =>
+            ctx.kube.get<Lease>(leaseKind, ctx.operatorNamespace, "neon-cloud-operator"),
+          );
+          const holder = lease?.spec?.holderIdentity;
+          leader = [...replicas].find((r) => holder?.startsWith(`${r.name}_`) && paths.has(r));
+          if (!leader) await sleep(500);
+        }
         await w.step("create");
         if (!leader) continue;
         // The create reaches the leader's informer at once; its platform call or status write is

@@ -47,6 +47,17 @@ describe("helm template | kubectl apply -f -", () => {
     const text = await helmTemplateText({ "watchNamespaces[0]": watched }, "neon-cloud-operator", namespace);
     const out = await dryRunApply(["-f", "-"], text);
     expect(out).toContain("role.rbac.authorization.k8s.io/neon-cloud-operator created (server dry run)");
-    expect(out).not.toContain("clusterrole.");
+    // Cluster-wide: only the reviews of secure metrics (cluster-scoped APIs) and the metrics reader.
+    expect(
+      out
+        .split("\n")
+        .filter((line) => line.startsWith("clusterrole"))
+        .map((line) => line.split(" ")[0])
+        .sort(),
+    ).toEqual([
+      "clusterrole.rbac.authorization.k8s.io/neon-cloud-operator-metrics-auth",
+      "clusterrole.rbac.authorization.k8s.io/neon-cloud-operator-metrics-reader",
+      "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-metrics-auth",
+    ]);
   });
 });
