@@ -1,14 +1,14 @@
 // `npm run bench` / `npm run bench:quick`: the operator at scale against a real
 // local API server and the platform emulator (rate limits on), as a separate
 // process. Prints the figures and writes docs/performance.md. See docs/benchmarks.md.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { runConvergence, type ConvergenceResult } from "./convergence.ts";
 import { repoRoot, startLab } from "./lab.ts";
 import { killOperatorProcesses } from "./operator-process.ts";
-import { gitRevision, renderMarkdown, type BenchReport } from "./report.ts";
+import { gitRevision, handWrittenSections, renderMarkdown, type BenchReport } from "./report.ts";
 import { runSteady, type SteadyResult } from "./steady.ts";
 
 const usage = `Usage: node scripts/bench/main.ts [--quick] [options]
@@ -202,7 +202,9 @@ try {
     // Aligned tables read better in a terminal; prettier is a dev dependency of this checkout.
     const prettier = await import("prettier");
     const options = (await prettier.resolveConfig(values.out)) ?? {};
-    await writeFile(values.out, await prettier.format(markdown, { ...options, parser: "markdown" }));
+    const kept = handWrittenSections(await readFile(values.out, "utf8").catch(() => ""));
+    const written = kept === "" ? markdown : `${markdown.trimEnd()}\n\n${kept}\n`;
+    await writeFile(values.out, await prettier.format(written, { ...options, parser: "markdown" }));
     say(`bench: wrote ${values.out}`);
   }
 } catch (err) {

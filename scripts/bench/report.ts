@@ -374,3 +374,18 @@ export function renderMarkdown(report: BenchReport): string {
   }
   return out.join("\n");
 }
+
+/** Headings of the sections this report writes; every other section of the file is written by hand. */
+const generatedSections = ["Convergence", "Side by side", "Steady state"];
+
+/**
+ * The hand-written sections of an earlier report (the image, memory, sections other benches
+ * add), in their order, to be kept after a new one: a run rewrites only what it measured.
+ */
+export function handWrittenSections(previous: string): string {
+  const sections = previous.split(/^(?=## )/m).slice(1);
+  return sections
+    .filter((section) => !generatedSections.some((title) => section.startsWith(`## ${title}`)))
+    .join("")
+    .trim();
+}

@@ -6,10 +6,11 @@
  * Calls to `refresh` within `batchWindowMs` of each other share one pass, and a pass serves
  * later calls for what it saw until the caller's next poll tick (wall-clock multiples of its poll
  * interval): the resources of a project that wake on the same tick are reconciled one after
- * another, not within one batch window. While the account's budget is busy with changes
- * (`busy`), a project is listed at most once per `busyFactor` poll intervals: its running
- * operations are then reported as last seen, so polling takes little of the budget the changes
- * are waiting for.
+ * another, not within one batch window. While the project's changes wait for their turn
+ * (`busy`), it is listed at most once per `busyFactor` poll intervals and a poll is answered at
+ * once from the latest pass that ended (running operations as last seen), the next pass starting
+ * in the background: polling takes little of the budget the changes are waiting for, and no
+ * worker waits on it.
  */
 import { setTimeout } from "node:timers/promises";
 import type { Operation } from "./schemas.ts";
@@ -111,6 +112,9 @@ export class OperationsTracker {
   private open: Batch | undefined;
   /** The latest pass that began. */
   private last: Batch | undefined;
+  /** What the latest pass that ended saw, and when it began to list. */
+  private settled = new Map<string, Operation | Error>();
+  private settledAt = Number.NEGATIVE_INFINITY;
 
   constructor(source: OperationsSource, projectId: string, options: OperationsTrackerOptions = {}) {
     this.source = source;
@@ -174,6 +178,13 @@ export class OperationsTracker {
       ? now - pollIntervalMs * this.busyFactor
       : Math.floor(now / pollIntervalMs) * pollIntervalMs;
     const startedAt = last?.startedAt;
+    if (busy && pending.every((op) => typeof op !== "string")) {
+      // While the project's changes wait for their turn, a poll never waits for a list (nor holds
+      // a worker that a change's turn needs): it is answered from the latest pass that ended, or
+      // as the caller last knew, and a pass older than the window is renewed for the next poll.
+      if (startedAt === undefined || startedAt < since) void this.join(pending).result.catch(() => undefined);
+      return this.settled;
+    }
     if (last && startedAt !== undefined && startedAt >= since) {
       const seen = await last.result;
       const known = (op: Operation | string): boolean => {
@@ -253,6 +264,10 @@ export class OperationsTracker {
       [...found.values()].filter((op): op is Operation => !(op instanceof Error)),
       listedAt,
     );
+    if (this.settled.size === 0 || listedAt >= this.settledAt) {
+      this.settled = found;
+      this.settledAt = listedAt;
+    }
     return found;
   }
 }
