@@ -32,6 +32,12 @@ const (
 	saKeyFile       = "sa.key"
 	saPubFile       = "sa.pub"
 	serverFile      = "server" // the API server URL, for mint-user
+	// The API server's client certificate towards kubelets (node mode).
+	kubeletClientCertFile = "apiserver-kubelet-client.crt"
+	kubeletClientKeyFile  = "apiserver-kubelet-client.key"
+	// Services' virtual IPs; the first one is the kubernetes Service's.
+	serviceCIDR         = "10.96.0.0/16"
+	kubernetesServiceIP = "10.96.0.1"
 )
 
 type authority struct {
@@ -60,8 +66,10 @@ func writeKey(path string, key crypto.Signer) error {
 }
 
 // createPKI writes the CA, the serving certificate and the service-account
-// signing key pair into dir.
-func createPKI(dir string) error {
+// signing key pair into dir; with a node address also the API server's
+// client certificate for kubelets, and the serving certificate names that
+// address and the kubernetes Service, which is how pods reach the server.
+func createPKI(dir string, nodeAddress net.IP) error {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
@@ -88,7 +96,7 @@ func createPKI(dir string) error {
 	caCert, _ := x509.ParseCertificate(der)
 	ca := &authority{cert: caCert, key: caKey}
 
-	servingDER, servingKey, err := ca.issue(pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth)
+	servingDER, servingKey, err := ca.issue(pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth, nodeAddress)
 	if err != nil {
 		return err
 	}
@@ -97,6 +105,20 @@ func createPKI(dir string) error {
 	}
 	if err := writeKey(filepath.Join(dir, servingKeyFile), servingKey); err != nil {
 		return err
+	}
+	if nodeAddress != nil {
+		// system:masters: the kubelet authorizes the API server's proxied
+		// requests (logs, exec, stats) by asking the API server itself.
+		der, key, err := ca.issue(pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}, x509.ExtKeyUsageClientAuth, nil)
+		if err != nil {
+			return err
+		}
+		if err := writePEM(filepath.Join(dir, kubeletClientCertFile), "CERTIFICATE", der); err != nil {
+			return err
+		}
+		if err := writeKey(filepath.Join(dir, kubeletClientKeyFile), key); err != nil {
+			return err
+		}
 	}
 
 	// Service-account tokens are signed with RSA, which every JWT consumer accepts.
@@ -144,8 +166,9 @@ func loadAuthority(dir string) (*authority, error) {
 }
 
 // issue signs a fresh key pair. Server certificates are valid for the loopback
-// names only, since the control plane never listens anywhere else.
-func (a *authority) issue(subject pkix.Name, usage x509.ExtKeyUsage) ([]byte, crypto.Signer, error) {
+// names, and for a node address and the kubernetes Service's names when the
+// control plane serves a node.
+func (a *authority) issue(subject pkix.Name, usage x509.ExtKeyUsage, nodeAddress net.IP) ([]byte, crypto.Signer, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -161,6 +184,11 @@ func (a *authority) issue(subject pkix.Name, usage x509.ExtKeyUsage) ([]byte, cr
 	if usage == x509.ExtKeyUsageServerAuth {
 		tmpl.DNSNames = []string{"localhost"}
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+		if nodeAddress != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, nodeAddress, net.ParseIP(kubernetesServiceIP))
+			tmpl.DNSNames = append(tmpl.DNSNames, "kubernetes", "kubernetes.default",
+				"kubernetes.default.svc", "kubernetes.default.svc.cluster.local")
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, key.Public(), a.key)
 	return der, key, err
@@ -173,7 +201,7 @@ func writeUserKubeconfig(dir, server, user string, groups []string, out string) 
 	if err != nil {
 		return err
 	}
-	der, key, err := ca.issue(pkix.Name{CommonName: user, Organization: groups}, x509.ExtKeyUsageClientAuth)
+	der, key, err := ca.issue(pkix.Name{CommonName: user, Organization: groups}, x509.ExtKeyUsageClientAuth, nil)
 	if err != nil {
 		return err
 	}

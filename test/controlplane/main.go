@@ -3,7 +3,7 @@
 // the garbage-collector, namespace and service-account controllers of
 // kube-controller-manager, all from the same Kubernetes release.
 //
-//	controlplane serve [--dir DIR] [--exit-on-stdin-close]
+//	controlplane serve [--dir DIR] [--exit-on-stdin-close] [--node-address IP]
 //	controlplane mint-user --dir DIR --user NAME [--group G]... --out FILE
 //
 // serve prints one JSON line on stdout once the API server is ready:
@@ -18,6 +18,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 )
@@ -46,7 +47,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage:
-  controlplane serve [--dir DIR] [--exit-on-stdin-close]
+  controlplane serve [--dir DIR] [--exit-on-stdin-close] [--node-address IP]
   controlplane mint-user --dir DIR --user NAME [--group GROUP]... --out KUBECONFIG`)
 	os.Exit(2)
 }
@@ -55,8 +56,15 @@ func serveCmd(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	dir := fs.String("dir", "", "state directory (certificates, etcd data, kubeconfig), kept on exit; a temporary one, removed on exit, when empty. A directory that holds a previous run restarts it: same certificates, etcd data and port")
 	stdinClose := fs.Bool("exit-on-stdin-close", false, "shut down when stdin closes, so a parent that dies cannot leave us running")
+	nodeAddress := fs.String("node-address", "", "serve a real node (scripts/node/): listen on and advertise this address (the pod bridge's), authorize kubelets (Node,RBAC), and run the controllers a Deployment needs; loopback only when empty")
 	_ = fs.Parse(args)
-	return serve(*dir, *stdinClose)
+	var node net.IP
+	if *nodeAddress != "" {
+		if node = net.ParseIP(*nodeAddress); node == nil {
+			return fmt.Errorf("--node-address: %q is not an IP address", *nodeAddress)
+		}
+	}
+	return serve(*dir, *stdinClose, node)
 }
 
 type stringList []string

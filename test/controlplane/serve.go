@@ -119,12 +119,12 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 	return e, clientURL.String(), nil
 }
 
-func apiserverArgs(dir, etcdURL string, port int) []string {
+func apiserverArgs(dir, etcdURL, address string, port int, node bool) []string {
 	p := func(name string) string { return filepath.Join(dir, name) }
-	return []string{
+	args := []string{
 		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + address,
+		"--advertise-address=" + address,
 		fmt.Sprintf("--secure-port=%d", port),
 		"--tls-cert-file=" + p(servingCertFile),
 		"--tls-private-key-file=" + p(servingKeyFile),
@@ -132,33 +132,65 @@ func apiserverArgs(dir, etcdURL string, port int) []string {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + p(saPubFile),
 		"--service-account-signing-key-file=" + p(saKeyFile),
-		"--service-cluster-ip-range=10.96.0.0/16",
-		"--authorization-mode=RBAC",
-		"--endpoint-reconciler-type=none",
+		"--service-cluster-ip-range=" + serviceCIDR,
 		"--profiling=false",
 		"--v=0",
 	}
+	if !node {
+		// No kubelet: nothing to authorize by node, and no pod could use the
+		// kubernetes Service's endpoints.
+		return append(args, "--authorization-mode=RBAC", "--endpoint-reconciler-type=none")
+	}
+	return append(args,
+		// A kubelet may only read and write what its own pods need.
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		// The kubernetes Service gets this server's address as its endpoint,
+		// which is how pods reach it through kube-proxy.
+		"--endpoint-reconciler-type=lease",
+		// For logs, exec and the kubelet's stats, which the API server proxies.
+		"--kubelet-client-certificate="+p(kubeletClientCertFile),
+		"--kubelet-client-key="+p(kubeletClientKeyFile),
+		"--kubelet-preferred-address-types=InternalIP",
+	)
 }
 
-func controllerManagerArgs(kubeconfig string) []string {
-	return []string{
+// The controllers every test needs: owner references and namespace deletion
+// behave as in a cluster; the service-account controller gives every
+// namespace its "default" account.
+const baseControllers = "garbage-collector-controller,namespace-controller,serviceaccount-controller"
+
+// What a Deployment's pods need on a real node: ReplicaSets and their pods,
+// Service endpoints, the kube-root-ca.crt ConfigMap that projected
+// ServiceAccount volumes mount, the aggregated admin/edit/view roles, and the
+// node lifecycle controller, which lifts the not-ready taint a kubelet
+// registers its node with.
+const nodeControllers = ",deployment-controller,replicaset-controller,endpoints-controller,node-lifecycle-controller," +
+	"endpointslice-controller,endpointslice-mirroring-controller,root-ca-certificate-publisher-controller," +
+	"clusterrole-aggregation-controller,pod-garbage-collector-controller,disruption-controller"
+
+func controllerManagerArgs(dir, kubeconfig string, node bool) []string {
+	args := []string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
-		// Owner references and namespace deletion behave as in a cluster; the
-		// service-account controller gives every namespace its "default" account.
-		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller",
+		"--controllers=" + baseControllers,
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
 		"--concurrent-gc-syncs=5",
 	}
+	if node {
+		args[3] += nodeControllers
+		args = append(args, "--root-ca-file="+filepath.Join(dir, caCertFile))
+	}
+	return args
 }
 
 // runControllerManager starts the controllers without kube-controller-manager's
 // cobra command, which would configure process-wide logging a second time
 // (the API server already did) and fail.
-func runControllerManager(ctx context.Context, kubeconfig string) error {
+func runControllerManager(ctx context.Context, args []string) error {
 	s, err := kcmoptions.NewKubeControllerManagerOptions()
 	if err != nil {
 		return err
@@ -170,7 +202,7 @@ func runControllerManager(ctx context.Context, kubeconfig string) error {
 	for _, f := range named.FlagSets {
 		fs.AddFlagSet(f)
 	}
-	if err := fs.Parse(controllerManagerArgs(kubeconfig)); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	c, err := s.Config(ctx, known, disabled, aliases)
@@ -208,7 +240,12 @@ func waitReady(dir, server string, timeout time.Duration) error {
 	return fmt.Errorf("API server not ready after %s", timeout)
 }
 
-func serve(dir string, exitOnStdinClose bool) (err error) {
+func serve(dir string, exitOnStdinClose bool, nodeAddress net.IP) (err error) {
+	node := nodeAddress != nil
+	address := "127.0.0.1"
+	if node {
+		address = nodeAddress.String()
+	}
 	ownDir := dir == ""
 	if ownDir {
 		dir, err = os.MkdirTemp("", "neon-controlplane-")
@@ -228,7 +265,7 @@ func serve(dir string, exitOnStdinClose bool) (err error) {
 	// A --dir that holds a previous run is a restart: same certificates, etcd
 	// data and port, so the stored objects and existing kubeconfigs stay valid.
 	if !hasPKI(dir) {
-		if err := createPKI(dir); err != nil {
+		if err := createPKI(dir, nodeAddress); err != nil {
 			return fmt.Errorf("certificates: %w", err)
 		}
 	}
@@ -245,7 +282,7 @@ func serve(dir string, exitOnStdinClose bool) (err error) {
 	if err != nil {
 		return err
 	}
-	server := fmt.Sprintf("https://127.0.0.1:%d", port)
+	server := fmt.Sprintf("https://%s", net.JoinHostPort(address, fmt.Sprint(port)))
 	if err := os.WriteFile(filepath.Join(dir, serverFile), []byte(server), 0o600); err != nil {
 		return err
 	}
@@ -263,7 +300,7 @@ func serve(dir string, exitOnStdinClose bool) (err error) {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	apiCmd := apiserverapp.NewAPIServerCommand()
-	apiCmd.SetArgs(apiserverArgs(dir, etcdURL, port))
+	apiCmd.SetArgs(apiserverArgs(dir, etcdURL, address, port, node))
 	apiDone := make(chan error, 1)
 	go func() { apiDone <- apiCmd.Execute() }()
 
@@ -281,7 +318,7 @@ func serve(dir string, exitOnStdinClose bool) (err error) {
 	kcmCtx, stopControllers := context.WithCancel(context.Background())
 	defer stopControllers()
 	go func() {
-		if err := runControllerManager(kcmCtx, kubeconfig); err != nil && kcmCtx.Err() == nil {
+		if err := runControllerManager(kcmCtx, controllerManagerArgs(dir, kubeconfig, node)); err != nil && kcmCtx.Err() == nil {
 			fmt.Fprintf(os.Stderr, "controlplane: kube-controller-manager exited: %v\n", err)
 		}
 	}()

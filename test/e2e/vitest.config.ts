@@ -6,6 +6,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/e2e/**/*.e2e.ts"],
+    // The node suite has its own config and command (`npm run e2e:node`).
+    exclude: ["test/e2e/node/**", "**/node_modules/**"],
     fileParallelism: false,
     testTimeout: 600_000,
     hookTimeout: 900_000,

@@ -51,19 +51,19 @@ export function cacheRoot(): string {
   return join(cacheBase(), "controlplane");
 }
 
-/** Builds (or finds in the cache) the control plane and kubectl binaries. */
-export async function buildControlPlane(log: Log = stderrLog): Promise<ControlPlaneBinaries> {
+/** Where the binaries built from the control plane's module (at its current hash) are cached. */
+export async function controlPlaneBinDir(): Promise<{ dir: string; version: string }> {
   const version = await kubernetesVersion();
-  const dir = join(cacheRoot(), `${version}-${await moduleHash(controlPlaneModuleDir)}`);
-  const binaries = {
-    controlplane: join(dir, "controlplane"),
-    kubectl: join(dir, "kubectl"),
-    kubernetesVersion: version,
-  };
+  return { dir: join(cacheRoot(), `${version}-${await moduleHash(controlPlaneModuleDir)}`), version };
+}
+
+/**
+ * A module build has no git metadata; stamp the release so /version and
+ * kubectl report it (the server's compatibility version derives from it).
+ */
+export function kubernetesLdflags(version: string): string[] {
   const [major, minor] = version.replace(/^v/, "").split(".");
   const ldflags = ["-s", "-w"];
-  // A module build has no git metadata; stamp the release so /version and
-  // kubectl report it (the server's compatibility version derives from it).
   for (const pkg of ["k8s.io/component-base/version", "k8s.io/client-go/pkg/version"]) {
     ldflags.push(
       `-X ${pkg}.gitVersion=${version}`,
@@ -71,6 +71,18 @@ export async function buildControlPlane(log: Log = stderrLog): Promise<ControlPl
       `-X ${pkg}.gitMinor=${minor}`,
     );
   }
+  return ldflags;
+}
+
+/** Builds (or finds in the cache) the control plane and kubectl binaries. */
+export async function buildControlPlane(log: Log = stderrLog): Promise<ControlPlaneBinaries> {
+  const { dir, version } = await controlPlaneBinDir();
+  const binaries = {
+    controlplane: join(dir, "controlplane"),
+    kubectl: join(dir, "kubectl"),
+    kubernetesVersion: version,
+  };
+  const ldflags = kubernetesLdflags(version);
   await buildGoTools(
     controlPlaneModuleDir,
     [

@@ -1,6 +1,7 @@
 // Building Go tools from the module proxy into a cache outside the repo, keyed
 // by version and a hash of the module's files, once even when parallel test
-// workers ask at the same time. Used for the control plane, kubectl and helm.
+// workers ask at the same time. Used for the control plane, kubectl, helm and
+// the one-node cluster's binaries (scripts/node/).
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -90,6 +91,8 @@ export interface GoTool {
   /** The binary's path in the cache. */
   binary: string;
   ldflags: string[];
+  /** Build tags, e.g. to leave out storage drivers that need cgo. */
+  tags?: string[];
   /** What to tell a person while the first build runs. */
   describe: string;
 }
@@ -110,7 +113,15 @@ export async function buildGoTools(moduleDir: string, tools: GoTool[], log: Log 
       go ??= await goCommand(moduleDir, join(cacheBase(), "go"), log);
       await run(
         go,
-        ["build", "-trimpath", `-ldflags=${tool.ldflags.join(" ")}`, "-o", tmp, tool.pkg],
+        [
+          "build",
+          "-trimpath",
+          ...(tool.tags ? [`-tags=${tool.tags.join(",")}`] : []),
+          `-ldflags=${tool.ldflags.join(" ")}`,
+          "-o",
+          tmp,
+          tool.pkg,
+        ],
         moduleDir,
         env,
       );
