@@ -73,6 +73,31 @@ describe("the Postgres behind connection URIs", () => {
     expect((await h.api("GET", `${P}/endpoints`)).body.endpoints[0].current_state).toBe("active");
   });
 
+  it("serves a pool of concurrent connections, one transaction at a time", async () => {
+    const h = await startHarness();
+    const pool = new pg.Pool({ connectionString: await uriFor(h, "pooled=true"), max: 4 });
+    try {
+      await pool.query("create table hits (n int)");
+      await Promise.all(
+        Array.from({ length: 20 }, async (_, n) => {
+          const client = await pool.connect();
+          try {
+            await client.query("begin");
+            await client.query("insert into hits values ($1)", [n]);
+            await client.query("commit");
+          } finally {
+            client.release();
+          }
+        }),
+      );
+      expect((await pool.query("select count(*)::int as n, sum(n)::int as total from hits")).rows).toEqual([
+        { n: 20, total: 190 },
+      ]);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it("refuses a wrong password, an unknown role and an unknown database", async () => {
     const h = await startHarness();
     const uri = await uriFor(h, "");
