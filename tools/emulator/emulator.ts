@@ -29,7 +29,7 @@ import { RequestLog, type RequestLogEntry } from "./request-log.ts";
 import { newRandomSeed, seededRandom } from "./random.ts";
 import { parseSeed, type AccountSeed, type Seed, type seedSchema } from "./seed.ts";
 import { loadState, saveState } from "./state-file.ts";
-import { World, type WorldOptions } from "./world.ts";
+import { World, type BranchDataEvents, type WorldOptions } from "./world.ts";
 
 export const apiPrefix = "/api/v2";
 
@@ -151,10 +151,21 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(options.lockScope === undefined ? {} : { lockScope: options.lockScope }),
     operationFault: faults.operationFault,
   };
-  // Declared before the world exists: the Postgres front reads the world through `target`.
+  // Made before the world exists, which tells them of its changes; the front reads it through `target`.
   const postgresOptions = options.postgres === false ? undefined : (options.postgres ?? {});
   const store = postgresOptions ? new DatabaseStore({ idleMs: postgresOptions.idleMs ?? 30_000 }) : undefined;
-  if (store) worldOptions.data = store;
+  const listenHost = postgresOptions?.listenHost ?? "127.0.0.1";
+  const front =
+    store &&
+    new PostgresFront({
+      listenHost,
+      advertisedHost: postgresOptions?.advertisedHost ?? listenHost,
+      store,
+      world: () => target.world,
+      clock,
+      changed: () => scheduleSave(),
+    });
+  if (store && front) worldOptions.data = postgresEvents(store, front);
   let world: World;
   let bootstrapKeys: Map<string, string>;
   if (saved) {
@@ -207,18 +218,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       );
     },
   };
-  const listenHost = postgresOptions?.listenHost ?? "127.0.0.1";
-  const front =
-    store &&
-    new PostgresFront({
-      listenHost,
-      advertisedHost: postgresOptions?.advertisedHost ?? listenHost,
-      store,
-      world: () => target.world,
-      clock,
-      changed: () => scheduleSave(),
-    });
-
   const apiRouter = FindMyWay({ ignoreTrailingSlash: true });
   for (const route of [...apiRoutes, ...catalogRoutes])
     apiRouter.on(route.method, route.path, () => undefined, route);
@@ -431,6 +430,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       await store?.clear();
       await flush();
     },
+  };
+}
+
+/** The store keeps the branches' data in step; the front drops sessions where the platform would. */
+function postgresEvents(store: DatabaseStore, front: PostgresFront): BranchDataEvents {
+  return {
+    branchCreated: (branch, parent) => store.branchCreated(branch, parent),
+    branchPreserved: (branch, preserved) => store.branchPreserved(branch, preserved),
+    branchRestored: (branch, source) => store.branchRestored(branch, source),
+    branchDeleted: (branch) => store.branchDeleted(branch),
+    databaseRenamed: (branch, from, to) => store.databaseRenamed(branch, from, to),
+    databaseDeleted: (branch, name) => store.databaseDeleted(branch, name),
+    configApplied: (endpointId) => front.dropSessions(endpointId),
   };
 }
 

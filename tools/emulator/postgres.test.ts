@@ -110,18 +110,23 @@ describe("the Postgres behind connection URIs", () => {
     expect(await attempt(elsewhere.toString())).toBe("3D000");
   });
 
-  it("after reset_password the old password works until the reset's operations finish, then only the new one", async () => {
+  it("after reset_password the old password works until the reset's operations finish, then only the new one, and open sessions are dropped", async () => {
     const h = await startHarness();
     const { main } = await branchesOf(h);
     const old = await uriFor(h, "");
+    const session = await connect(old);
+    h.clock.advance(5000); // its wake-up done
     const reset = await h.api("POST", `${P}/branches/${main}/roles/neondb_owner/reset_password`);
     expect(reset.status).toBe(200);
     expect(reset.body.operations.length).toBeGreaterThan(0);
     const fresh = withPassword(old, reset.body.role.password as string);
     expect(await attempt(old)).toBe("connected");
     expect(await attempt(fresh)).toBe("28P01");
+    expect((await session.query("select 1 as one")).rows).toEqual([{ one: 1 }]);
     h.clock.advance(5000);
     expect(await attempt(old)).toBe("28P01");
+    // The platform drops the compute's connections when it applies the change.
+    await expect(session.query("select 1")).rejects.toThrow();
     expect(await attempt(fresh)).toBe("connected");
     expect(await uriFor(h, "")).toBe(fresh);
   });

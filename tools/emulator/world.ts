@@ -64,6 +64,11 @@ export interface BranchDataEvents {
   branchDeleted(branch: BranchRecord): void;
   databaseRenamed(branch: BranchRecord, from: string, to: string): void;
   databaseDeleted(branch: BranchRecord, name: string): void;
+  /**
+   * An `apply_config` finished on the endpoint (a role or database change, a password reset):
+   * the platform drops the connections to its compute.
+   */
+  configApplied(endpointId: string): void;
 }
 
 export type { LockScope };
@@ -355,6 +360,7 @@ export class World {
     delete op.error;
     this.settle(op, "finished", at);
     if (endpoint) this.applyEffect(op, endpoint, at);
+    if (op.action === "apply_config" && op.endpointId !== undefined) this.data?.configApplied(op.endpointId);
     if (op.action === "create_branch") this.branchReady(op.branchId, at);
     this.runNext(op, endpoint, at);
   }

@@ -44,6 +44,8 @@ export class PostgresFront implements PostgresAddresses {
   private readonly ports = new Map<string, Promise<number>>();
   private readonly servers = new Set<Server>();
   private readonly sockets = new Set<Socket>();
+  /** Client connections handed to a database, by endpoint. */
+  private readonly sessions = new Map<string, Set<Socket>>();
 
   constructor(options: FrontOptions) {
     this.options = options;
@@ -58,6 +60,12 @@ export class PostgresFront implements PostgresAddresses {
       port.catch(() => this.ports.delete(key));
     }
     return { host: this.options.advertisedHost, port: await port, sslmode: "disable" };
+  }
+
+  /** Drops the endpoint's connections, as the platform does when it applies a configuration change. */
+  dropSessions(endpointId: string): void {
+    for (const socket of this.sessions.get(endpointId) ?? []) socket.destroy();
+    this.sessions.delete(endpointId);
   }
 
   /** Closes every port and drops every connection (the emulator's reset or close). */
@@ -145,6 +153,13 @@ export class PostgresFront implements PostgresAddresses {
     backend.on("error", done);
     backend.on("close", done);
     socket.on("close", done);
+    let sessions = this.sessions.get(endpointId);
+    if (!sessions) {
+      sessions = new Set();
+      this.sessions.set(endpointId, sessions);
+    }
+    sessions.add(socket);
+    socket.on("close", () => this.sessions.get(endpointId)?.delete(socket));
     await new Promise<void>((resolve) => backend.once("connect", () => resolve()));
     socket.setTimeout(0);
     // The database answers the startup message itself: AuthenticationOk, parameters, ReadyForQuery.
