@@ -443,6 +443,7 @@ function postgresEvents(store: DatabaseStore, front: PostgresFront): BranchDataE
     databaseRenamed: (branch, from, to) => store.databaseRenamed(branch, from, to),
     databaseDeleted: (branch, name) => store.databaseDeleted(branch, name),
     configApplied: (endpointId) => front.dropSessions(endpointId),
+    endpointRemoved: (endpointId) => front.closeEndpoint(endpointId),
   };
 }
 

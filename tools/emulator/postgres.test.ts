@@ -110,6 +110,17 @@ describe("the Postgres behind connection URIs", () => {
     expect(await attempt(elsewhere.toString())).toBe("3D000");
   });
 
+  it("a deleted endpoint's ports close with its connections", async () => {
+    const h = await startHarness();
+    const uri = await uriFor(h, "");
+    const session = await connect(uri);
+    h.clock.advance(5000);
+    const endpoint = (await h.api("GET", `${P}/endpoints`)).body.endpoints[0];
+    expect((await h.api("DELETE", `${P}/endpoints/${endpoint.id}`)).status).toBe(200);
+    await expect(session.query("select 1")).rejects.toThrow();
+    expect(await attempt(uri)).toBe("ECONNREFUSED");
+  });
+
   it("after reset_password the old password works until the reset's operations finish, then only the new one, and open sessions are dropped", async () => {
     const h = await startHarness();
     const { main } = await branchesOf(h);

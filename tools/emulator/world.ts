@@ -69,6 +69,8 @@ export interface BranchDataEvents {
    * the platform drops the connections to its compute.
    */
   configApplied(endpointId: string): void;
+  /** The endpoint is gone: nothing answers at its host any more. */
+  endpointRemoved(endpointId: string): void;
 }
 
 export type { LockScope };
@@ -220,6 +222,7 @@ export class World {
     this.endpoints.delete(endpoint.id);
     this.endpointsByProject.get(endpoint.projectId)?.delete(endpoint.id);
     this.autosuspendAt.delete(endpoint.id);
+    this.data?.endpointRemoved(endpoint.id);
     this.changed();
   }
 

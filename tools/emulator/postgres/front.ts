@@ -42,7 +42,8 @@ const handshakeTimeoutMs = 30_000;
 export class PostgresFront implements PostgresAddresses {
   private readonly options: FrontOptions;
   private readonly ports = new Map<string, Promise<number>>();
-  private readonly servers = new Set<Server>();
+  /** The listening servers, by endpoint. */
+  private readonly servers = new Map<string, Set<Server>>();
   private readonly sockets = new Set<Socket>();
   /** Client connections handed to a database, by endpoint. */
   private readonly sessions = new Map<string, Set<Socket>>();
@@ -68,18 +69,34 @@ export class PostgresFront implements PostgresAddresses {
     this.sessions.delete(endpointId);
   }
 
+  /** Closes a deleted endpoint's ports and drops its connections. */
+  closeEndpoint(endpointId: string): void {
+    this.dropSessions(endpointId);
+    this.ports.delete(endpointId);
+    this.ports.delete(`${endpointId}-pooler`);
+    const servers = this.servers.get(endpointId) ?? [];
+    this.servers.delete(endpointId);
+    for (const server of servers) server.close();
+  }
+
   /** Closes every port and drops every connection (the emulator's reset or close). */
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
-    const servers = [...this.servers];
+    const servers = [...this.servers.values()].flatMap((set) => [...set]);
     this.servers.clear();
     this.ports.clear();
+    this.sessions.clear();
     await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   }
 
   private async listen(endpointId: string): Promise<number> {
     const server = createServer((socket) => this.accept(socket, endpointId));
-    this.servers.add(server);
+    let servers = this.servers.get(endpointId);
+    if (!servers) {
+      servers = new Set();
+      this.servers.set(endpointId, servers);
+    }
+    servers.add(server);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(0, this.options.listenHost, () => resolve());

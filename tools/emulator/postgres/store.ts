@@ -74,7 +74,7 @@ async function loadCluster(path: string, inner?: { database: string; user: strin
 }
 
 /** Where the emulator's PGlite clusters and their snapshots live, and what keeps them in step with the world. */
-export class DatabaseStore implements Omit<BranchDataEvents, "configApplied"> {
+export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "endpointRemoved"> {
   private readonly options: StoreOptions;
   private readonly branches = new Map<string, Map<string, DatabaseData>>();
   private readonly templates = new Map<string, Promise<string>>();
