@@ -153,7 +153,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
   // Made before the world exists, which tells them of its changes; the front reads it through `target`.
   const postgresOptions = options.postgres === false ? undefined : (options.postgres ?? {});
-  const store = postgresOptions ? new DatabaseStore({ idleMs: postgresOptions.idleMs ?? 30_000 }) : undefined;
+  const store = postgresOptions
+    ? new DatabaseStore({
+        idleMs: postgresOptions.idleMs ?? 30_000,
+        // Beside the state file, the rows and ports survive a restart too.
+        directory: options.stateFile === undefined ? undefined : `${options.stateFile}.postgres`,
+      })
+    : undefined;
   const listenHost = postgresOptions?.listenHost ?? "127.0.0.1";
   const front =
     store &&
@@ -411,6 +417,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const origin = `http://${host}:${address.port}`;
   if (!saved) scheduleSave();
+  else if (store && front) await front.reopen(await store.load());
 
   return {
     url: `${origin}${apiPrefix}`,
@@ -426,8 +433,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await front?.close();
-      await store?.clear();
+      if (store && front) {
+        // With a state file the data is kept for the next run; otherwise it goes.
+        const ports = await front.openPorts();
+        await front.close();
+        if (options.stateFile === undefined) await store.clear();
+        else await store.save(ports);
+      }
       await flush();
     },
   };

@@ -2,6 +2,7 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Reply } from "../../test/emulator/harness.ts";
 import { createManualClock } from "./clock.ts";
@@ -174,6 +175,35 @@ describe("state file", () => {
         "POST",
       );
       expect(started.status).toBe(200); // nothing holds the project
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("a restarted emulator keeps the roles' passwords, the rows and the ports, so a connection URI still works", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
+    dirs.push(dir);
+    const options = {
+      stateFile: join(dir, "world.json"),
+      rateLimits: false as const,
+      seed: { projects: [{ id: "kept", name: "kept" }] },
+    };
+    const first = await startEmulator(options);
+    const path = "/projects/kept/connection_uri?database_name=neondb&role_name=neondb_owner";
+    const uri = (await call(`${first.url}${path}`, first.bootstrapKey)).body.uri as string;
+    const client = new pg.Client({ connectionString: uri });
+    await client.connect();
+    await client.query("create table kept (note text); insert into kept values ('before the restart')");
+    await client.end();
+    await first.close();
+
+    const second = await startEmulator(options);
+    try {
+      expect((await call(`${second.url}${path}`, second.bootstrapKey)).body.uri).toBe(uri);
+      const again = new pg.Client({ connectionString: uri });
+      await again.connect();
+      expect((await again.query("select note from kept")).rows).toEqual([{ note: "before the restart" }]);
+      await again.end();
     } finally {
       await second.close();
     }

@@ -69,6 +69,28 @@ export class PostgresFront implements PostgresAddresses {
     this.sessions.delete(endpointId);
   }
 
+  /** The ports URIs have named, by endpoint id (with `-pooler` for the pooled one), to open again after a restart. */
+  async openPorts(): Promise<Record<string, number>> {
+    const entries = await Promise.all(
+      [...this.ports].map(async ([key, port]) => [key, await port.catch(() => undefined)] as const),
+    );
+    return Object.fromEntries(entries.filter((e): e is readonly [string, number] => e[1] !== undefined));
+  }
+
+  /** Opens the ports a previous run's URIs named, where they are free, so those URIs still work. */
+  async reopen(ports: Record<string, number>): Promise<void> {
+    const world = this.options.world();
+    await Promise.all(
+      Object.entries(ports).map(async ([key, port]) => {
+        const endpointId = key.replace(/-pooler$/, "");
+        if (!world.endpoints.has(endpointId)) return;
+        const listening = this.listen(endpointId, port);
+        this.ports.set(key, listening);
+        await listening.catch(() => this.ports.delete(key)); // taken meanwhile: a new port on demand
+      }),
+    );
+  }
+
   /** Closes a deleted endpoint's ports and drops its connections. */
   closeEndpoint(endpointId: string): void {
     this.dropSessions(endpointId);
@@ -89,7 +111,7 @@ export class PostgresFront implements PostgresAddresses {
     await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   }
 
-  private async listen(endpointId: string): Promise<number> {
+  private async listen(endpointId: string, port = 0): Promise<number> {
     const server = createServer((socket) => this.accept(socket, endpointId));
     let servers = this.servers.get(endpointId);
     if (!servers) {
@@ -99,7 +121,7 @@ export class PostgresFront implements PostgresAddresses {
     servers.add(server);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(0, this.options.listenHost, () => resolve());
+      server.listen(port, this.options.listenHost, () => resolve());
     });
     const address = server.address();
     if (address === null || typeof address === "string") throw new Error("postgres front: no port");
