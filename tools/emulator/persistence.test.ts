@@ -13,6 +13,13 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 
+/** A state file's path in a fresh directory, removed after the test. */
+async function newStateFile(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
+  dirs.push(dir);
+  return join(dir, "world.json");
+}
+
 async function call(url: string, key: string, method = "GET", body?: unknown): Promise<Reply> {
   const res = await fetch(url, {
     method,
@@ -64,12 +71,11 @@ describe("state file", () => {
   });
 
   it("a failed operation awaiting the platform's retry is retried after a restart, and holds the lock until then", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
-    dirs.push(dir);
+    const stateFile = await newStateFile();
     const clock = createManualClock();
     const options = {
       clock,
-      stateFile: join(dir, "world.json"),
+      stateFile,
       rateLimits: false as const,
       seed: { projects: [{ id: "kept", name: "kept" }] },
     };
@@ -103,10 +109,9 @@ describe("state file", () => {
   });
 
   it("every account and its bootstrap key survive a restart, generated ones included", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
-    dirs.push(dir);
+    const stateFile = await newStateFile();
     const options = {
-      stateFile: join(dir, "world.json"),
+      stateFile,
       rateLimits: false as const,
       seed: { accounts: [{ account: { kind: "organization" as const }, projects: [{ name: "org-owned" }] }] },
     };
@@ -181,10 +186,9 @@ describe("state file", () => {
   });
 
   it("a restarted emulator keeps the roles' passwords, the rows and the ports, so a connection URI still works", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
-    dirs.push(dir);
+    const stateFile = await newStateFile();
     const options = {
-      stateFile: join(dir, "world.json"),
+      stateFile,
       rateLimits: false as const,
       seed: { projects: [{ id: "kept", name: "kept" }] },
     };
