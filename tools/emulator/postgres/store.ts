@@ -33,6 +33,16 @@ interface DatabaseData {
   idleTimer: NodeJS.Timeout | undefined;
 }
 
+/** A database that is not running, whose data is `snapshot`. */
+const stoppedDatabase = (inner: DatabaseData["inner"], snapshot: Promise<string>): DatabaseData => ({
+  inner,
+  snapshot,
+  live: undefined,
+  dirty: false,
+  connections: 0,
+  idleTimer: undefined,
+});
+
 export interface StoreOptions {
   /** How long a database with no connection keeps running before it is dumped and stopped (real ms). */
   idleMs: number;
@@ -100,9 +110,9 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
     entry.connections++;
     clearTimeout(entry.idleTimer);
     entry.idleTimer = undefined;
+    const starting = (entry.live ??= this.start(entry));
     try {
-      entry.live ??= this.start(entry);
-      const { port } = await entry.live;
+      const { port } = await starting;
       entry.dirty = true;
       let released = false;
       return {
@@ -117,6 +127,16 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
         },
       };
     } catch (err) {
+      // The next connection tries again; a snapshot that could not be made is gone for good, so
+      // that database starts over fresh (the failure was reported where it happened).
+      if (entry.live === starting) entry.live = undefined;
+      const snapshotFailed = await entry.snapshot.then(
+        () => false,
+        () => true,
+      );
+      if (snapshotFailed && this.branches.get(branchId)?.get(database.name) === entry) {
+        this.branches.get(branchId)?.delete(database.name);
+      }
       this.release(entry);
       throw err;
     }
@@ -207,14 +227,7 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
       for (const [name, { inner, snapshot }] of Object.entries(databases)) {
         // A snapshot that is gone (a cleaned temporary directory): that database starts fresh.
         if (!(await exists(snapshot))) continue;
-        entries.set(name, {
-          inner,
-          snapshot: Promise.resolve(snapshot),
-          live: undefined,
-          dirty: false,
-          connections: 0,
-          idleTimer: undefined,
-        });
+        entries.set(name, stoppedDatabase(inner, Promise.resolve(snapshot)));
       }
       this.branches.set(branchId, entries);
     }
@@ -254,14 +267,7 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
     let entry = databases.get(database.name);
     if (!entry) {
       const inner = { database: database.name, user: database.ownerName };
-      entry = {
-        inner,
-        snapshot: this.template(inner),
-        live: undefined,
-        dirty: false,
-        connections: 0,
-        idleTimer: undefined,
-      };
+      entry = stoppedDatabase(inner, this.template(inner));
       databases.set(database.name, entry);
     }
     return entry;
@@ -273,14 +279,7 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
     if (!source) return; // never used: the copy starts fresh as well
     const copies = new Map<string, DatabaseData>();
     for (const [name, entry] of source) {
-      copies.set(name, {
-        inner: entry.inner,
-        snapshot: this.currentSnapshot(entry),
-        live: undefined,
-        dirty: false,
-        connections: 0,
-        idleTimer: undefined,
-      });
+      copies.set(name, stoppedDatabase(entry.inner, this.currentSnapshot(entry)));
     }
     this.branches.set(toBranchId, copies);
   }
