@@ -191,6 +191,8 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
    */
   async save(ports: Record<string, number>): Promise<void> {
     if (this.options.directory === undefined) return;
+    // Nothing was ever served: leave no directory beside the state file.
+    if (this.directory === undefined && this.branches.size === 0 && Object.keys(ports).length === 0) return;
     const index: StoreIndex = { branches: {}, ports };
     for (const [branchId, databases] of this.branches) {
       const saved: StoreIndex["branches"][string] = {};
