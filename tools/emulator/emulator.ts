@@ -29,7 +29,7 @@ import { RequestLog, type RequestLogEntry } from "./request-log.ts";
 import { newRandomSeed, seededRandom } from "./random.ts";
 import { parseSeed, type AccountSeed, type Seed, type seedSchema } from "./seed.ts";
 import { loadState, saveState } from "./state-file.ts";
-import { World, type WorldOptions } from "./world.ts";
+import { World, type BranchDataEvents, type WorldOptions } from "./world.ts";
 
 export const apiPrefix = "/api/v2";
 
@@ -151,10 +151,27 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(options.lockScope === undefined ? {} : { lockScope: options.lockScope }),
     operationFault: faults.operationFault,
   };
-  // Declared before the world exists: the Postgres front reads the world through `target`.
+  // Made before the world exists, which tells them of its changes; the front reads it through `target`.
   const postgresOptions = options.postgres === false ? undefined : (options.postgres ?? {});
-  const store = postgresOptions ? new DatabaseStore({ idleMs: postgresOptions.idleMs ?? 30_000 }) : undefined;
-  if (store) worldOptions.data = store;
+  const store = postgresOptions
+    ? new DatabaseStore({
+        idleMs: postgresOptions.idleMs ?? 30_000,
+        // Beside the state file, the rows and ports survive a restart too.
+        directory: options.stateFile === undefined ? undefined : `${options.stateFile}.postgres`,
+      })
+    : undefined;
+  const listenHost = postgresOptions?.listenHost ?? "127.0.0.1";
+  const front =
+    store &&
+    new PostgresFront({
+      listenHost,
+      advertisedHost: postgresOptions?.advertisedHost ?? listenHost,
+      store,
+      world: () => target.world,
+      clock,
+      changed: () => scheduleSave(),
+    });
+  if (store && front) worldOptions.data = postgresEvents(store, front);
   let world: World;
   let bootstrapKeys: Map<string, string>;
   if (saved) {
@@ -207,18 +224,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       );
     },
   };
-  const listenHost = postgresOptions?.listenHost ?? "127.0.0.1";
-  const front =
-    store &&
-    new PostgresFront({
-      listenHost,
-      advertisedHost: postgresOptions?.advertisedHost ?? listenHost,
-      store,
-      world: () => target.world,
-      clock,
-      changed: () => scheduleSave(),
-    });
-
   const apiRouter = FindMyWay({ ignoreTrailingSlash: true });
   for (const route of [...apiRoutes, ...catalogRoutes])
     apiRouter.on(route.method, route.path, () => undefined, route);
@@ -412,6 +417,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const origin = `http://${host}:${address.port}`;
   if (!saved) scheduleSave();
+  else if (store && front) await front.reopen(await store.load());
 
   return {
     url: `${origin}${apiPrefix}`,
@@ -427,10 +433,29 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await front?.close();
-      await store?.clear();
+      if (store && front) {
+        // With a state file the data is kept for the next run; otherwise it goes.
+        const ports = await front.openPorts();
+        await front.close();
+        if (options.stateFile === undefined) await store.clear();
+        else await store.save(ports);
+      }
       await flush();
     },
+  };
+}
+
+/** The store keeps the branches' data in step; the front drops sessions where the platform would. */
+function postgresEvents(store: DatabaseStore, front: PostgresFront): BranchDataEvents {
+  return {
+    branchCreated: (branch, parent) => store.branchCreated(branch, parent),
+    branchPreserved: (branch, preserved) => store.branchPreserved(branch, preserved),
+    branchRestored: (branch, source) => store.branchRestored(branch, source),
+    branchDeleted: (branch) => store.branchDeleted(branch),
+    databaseRenamed: (branch, from, to) => store.databaseRenamed(branch, from, to),
+    databaseDeleted: (branch, name) => store.databaseDeleted(branch, name),
+    configApplied: (endpointId) => front.dropSessions(endpointId),
+    endpointRemoved: (endpointId) => front.closeEndpoint(endpointId),
   };
 }
 

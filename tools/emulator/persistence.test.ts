@@ -2,6 +2,7 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Reply } from "../../test/emulator/harness.ts";
 import { createManualClock } from "./clock.ts";
@@ -11,6 +12,13 @@ const dirs: string[] = [];
 afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
+
+/** A state file's path in a fresh directory, removed after the test. */
+async function newStateFile(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
+  dirs.push(dir);
+  return join(dir, "world.json");
+}
 
 async function call(url: string, key: string, method = "GET", body?: unknown): Promise<Reply> {
   const res = await fetch(url, {
@@ -63,12 +71,11 @@ describe("state file", () => {
   });
 
   it("a failed operation awaiting the platform's retry is retried after a restart, and holds the lock until then", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
-    dirs.push(dir);
+    const stateFile = await newStateFile();
     const clock = createManualClock();
     const options = {
       clock,
-      stateFile: join(dir, "world.json"),
+      stateFile,
       rateLimits: false as const,
       seed: { projects: [{ id: "kept", name: "kept" }] },
     };
@@ -102,10 +109,9 @@ describe("state file", () => {
   });
 
   it("every account and its bootstrap key survive a restart, generated ones included", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
-    dirs.push(dir);
+    const stateFile = await newStateFile();
     const options = {
-      stateFile: join(dir, "world.json"),
+      stateFile,
       rateLimits: false as const,
       seed: { accounts: [{ account: { kind: "organization" as const }, projects: [{ name: "org-owned" }] }] },
     };
@@ -174,6 +180,34 @@ describe("state file", () => {
         "POST",
       );
       expect(started.status).toBe(200); // nothing holds the project
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("a restarted emulator keeps the roles' passwords, the rows and the ports, so a connection URI still works", async () => {
+    const stateFile = await newStateFile();
+    const options = {
+      stateFile,
+      rateLimits: false as const,
+      seed: { projects: [{ id: "kept", name: "kept" }] },
+    };
+    const first = await startEmulator(options);
+    const path = "/projects/kept/connection_uri?database_name=neondb&role_name=neondb_owner";
+    const uri = (await call(`${first.url}${path}`, first.bootstrapKey)).body.uri as string;
+    const client = new pg.Client({ connectionString: uri });
+    await client.connect();
+    await client.query("create table kept (note text); insert into kept values ('before the restart')");
+    await client.end();
+    await first.close();
+
+    const second = await startEmulator(options);
+    try {
+      expect((await call(`${second.url}${path}`, second.bootstrapKey)).body.uri).toBe(uri);
+      const again = new pg.Client({ connectionString: uri });
+      await again.connect();
+      expect((await again.query("select note from kept")).rows).toEqual([{ note: "before the restart" }]);
+      await again.end();
     } finally {
       await second.close();
     }

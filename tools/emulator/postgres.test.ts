@@ -73,6 +73,31 @@ describe("the Postgres behind connection URIs", () => {
     expect((await h.api("GET", `${P}/endpoints`)).body.endpoints[0].current_state).toBe("active");
   });
 
+  it("serves a pool of concurrent connections, one transaction at a time", async () => {
+    const h = await startHarness();
+    const pool = new pg.Pool({ connectionString: await uriFor(h, "pooled=true"), max: 4 });
+    try {
+      await pool.query("create table hits (n int)");
+      await Promise.all(
+        Array.from({ length: 20 }, async (_, n) => {
+          const client = await pool.connect();
+          try {
+            await client.query("begin");
+            await client.query("insert into hits values ($1)", [n]);
+            await client.query("commit");
+          } finally {
+            client.release();
+          }
+        }),
+      );
+      expect((await pool.query("select count(*)::int as n, sum(n)::int as total from hits")).rows).toEqual([
+        { n: 20, total: 190 },
+      ]);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it("refuses a wrong password, an unknown role and an unknown database", async () => {
     const h = await startHarness();
     const uri = await uriFor(h, "");
@@ -85,18 +110,34 @@ describe("the Postgres behind connection URIs", () => {
     expect(await attempt(elsewhere.toString())).toBe("3D000");
   });
 
-  it("after reset_password the old password works until the reset's operations finish, then only the new one", async () => {
+  it("a deleted endpoint's ports close with its connections", async () => {
+    const h = await startHarness();
+    const uri = await uriFor(h, "");
+    const session = await connect(uri);
+    h.clock.advance(5000);
+    const endpoint = (await h.api("GET", `${P}/endpoints`)).body.endpoints[0];
+    expect((await h.api("DELETE", `${P}/endpoints/${endpoint.id}`)).status).toBe(200);
+    await expect(session.query("select 1")).rejects.toThrow();
+    expect(await attempt(uri)).toBe("ECONNREFUSED");
+  });
+
+  it("after reset_password the old password works until the reset's operations finish, then only the new one, and open sessions are dropped", async () => {
     const h = await startHarness();
     const { main } = await branchesOf(h);
     const old = await uriFor(h, "");
+    const session = await connect(old);
+    h.clock.advance(5000); // its wake-up done
     const reset = await h.api("POST", `${P}/branches/${main}/roles/neondb_owner/reset_password`);
     expect(reset.status).toBe(200);
     expect(reset.body.operations.length).toBeGreaterThan(0);
     const fresh = withPassword(old, reset.body.role.password as string);
     expect(await attempt(old)).toBe("connected");
     expect(await attempt(fresh)).toBe("28P01");
+    expect((await session.query("select 1 as one")).rows).toEqual([{ one: 1 }]);
     h.clock.advance(5000);
     expect(await attempt(old)).toBe("28P01");
+    // The platform drops the compute's connections when it applies the change.
+    await expect(session.query("select 1")).rejects.toThrow();
     expect(await attempt(fresh)).toBe("connected");
     expect(await uriFor(h, "")).toBe(fresh);
   });

@@ -64,6 +64,13 @@ export interface BranchDataEvents {
   branchDeleted(branch: BranchRecord): void;
   databaseRenamed(branch: BranchRecord, from: string, to: string): void;
   databaseDeleted(branch: BranchRecord, name: string): void;
+  /**
+   * An `apply_config` finished on the endpoint (a role or database change, a password reset):
+   * the platform drops the connections to its compute.
+   */
+  configApplied(endpointId: string): void;
+  /** The endpoint is gone: nothing answers at its host any more. */
+  endpointRemoved(endpointId: string): void;
 }
 
 export type { LockScope };
@@ -215,6 +222,7 @@ export class World {
     this.endpoints.delete(endpoint.id);
     this.endpointsByProject.get(endpoint.projectId)?.delete(endpoint.id);
     this.autosuspendAt.delete(endpoint.id);
+    this.data?.endpointRemoved(endpoint.id);
     this.changed();
   }
 
@@ -355,6 +363,7 @@ export class World {
     delete op.error;
     this.settle(op, "finished", at);
     if (endpoint) this.applyEffect(op, endpoint, at);
+    if (op.action === "apply_config" && op.endpointId !== undefined) this.data?.configApplied(op.endpointId);
     if (op.action === "create_branch") this.branchReady(op.branchId, at);
     this.runNext(op, endpoint, at);
   }

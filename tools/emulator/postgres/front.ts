@@ -42,8 +42,11 @@ const handshakeTimeoutMs = 30_000;
 export class PostgresFront implements PostgresAddresses {
   private readonly options: FrontOptions;
   private readonly ports = new Map<string, Promise<number>>();
-  private readonly servers = new Set<Server>();
+  /** The listening servers, by endpoint. */
+  private readonly servers = new Map<string, Set<Server>>();
   private readonly sockets = new Set<Socket>();
+  /** Client connections handed to a database, by endpoint. */
+  private readonly sessions = new Map<string, Set<Socket>>();
 
   constructor(options: FrontOptions) {
     this.options = options;
@@ -60,21 +63,65 @@ export class PostgresFront implements PostgresAddresses {
     return { host: this.options.advertisedHost, port: await port, sslmode: "disable" };
   }
 
+  /** Drops the endpoint's connections, as the platform does when it applies a configuration change. */
+  dropSessions(endpointId: string): void {
+    for (const socket of this.sessions.get(endpointId) ?? []) socket.destroy();
+    this.sessions.delete(endpointId);
+  }
+
+  /** The ports URIs have named, by endpoint id (with `-pooler` for the pooled one), to open again after a restart. */
+  async openPorts(): Promise<Record<string, number>> {
+    const entries = await Promise.all(
+      [...this.ports].map(async ([key, port]) => [key, await port.catch(() => undefined)] as const),
+    );
+    return Object.fromEntries(entries.filter((e): e is readonly [string, number] => e[1] !== undefined));
+  }
+
+  /** Opens the ports a previous run's URIs named, where they are free, so those URIs still work. */
+  async reopen(ports: Record<string, number>): Promise<void> {
+    const world = this.options.world();
+    await Promise.all(
+      Object.entries(ports).map(async ([key, port]) => {
+        const endpointId = key.replace(/-pooler$/, "");
+        if (!world.endpoints.has(endpointId)) return;
+        const listening = this.listen(endpointId, port);
+        this.ports.set(key, listening);
+        await listening.catch(() => this.ports.delete(key)); // taken meanwhile: a new port on demand
+      }),
+    );
+  }
+
+  /** Closes a deleted endpoint's ports and drops its connections. */
+  closeEndpoint(endpointId: string): void {
+    this.dropSessions(endpointId);
+    this.ports.delete(endpointId);
+    this.ports.delete(`${endpointId}-pooler`);
+    const servers = this.servers.get(endpointId) ?? [];
+    this.servers.delete(endpointId);
+    for (const server of servers) server.close();
+  }
+
   /** Closes every port and drops every connection (the emulator's reset or close). */
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
-    const servers = [...this.servers];
+    const servers = [...this.servers.values()].flatMap((set) => [...set]);
     this.servers.clear();
     this.ports.clear();
+    this.sessions.clear();
     await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   }
 
-  private async listen(endpointId: string): Promise<number> {
+  private async listen(endpointId: string, port = 0): Promise<number> {
     const server = createServer((socket) => this.accept(socket, endpointId));
-    this.servers.add(server);
+    let servers = this.servers.get(endpointId);
+    if (!servers) {
+      servers = new Set();
+      this.servers.set(endpointId, servers);
+    }
+    servers.add(server);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(0, this.options.listenHost, () => resolve());
+      server.listen(port, this.options.listenHost, () => resolve());
     });
     const address = server.address();
     if (address === null || typeof address === "string") throw new Error("postgres front: no port");
@@ -145,6 +192,13 @@ export class PostgresFront implements PostgresAddresses {
     backend.on("error", done);
     backend.on("close", done);
     socket.on("close", done);
+    let sessions = this.sessions.get(endpointId);
+    if (!sessions) {
+      sessions = new Set();
+      this.sessions.set(endpointId, sessions);
+    }
+    sessions.add(socket);
+    socket.on("close", () => this.sessions.get(endpointId)?.delete(socket));
     await new Promise<void>((resolve) => backend.once("connect", () => resolve()));
     socket.setTimeout(0);
     // The database answers the startup message itself: AuthenticationOk, parameters, ReadyForQuery.

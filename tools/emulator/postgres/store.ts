@@ -5,7 +5,7 @@
 // or a restore, shares its parent's snapshot instead of copying it.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -33,10 +33,30 @@ interface DatabaseData {
   idleTimer: NodeJS.Timeout | undefined;
 }
 
+/** A database that is not running, whose data is `snapshot`. */
+const stoppedDatabase = (inner: DatabaseData["inner"], snapshot: Promise<string>): DatabaseData => ({
+  inner,
+  snapshot,
+  live: undefined,
+  dirty: false,
+  connections: 0,
+  idleTimer: undefined,
+});
+
 export interface StoreOptions {
   /** How long a database with no connection keeps running before it is dumped and stopped (real ms). */
   idleMs: number;
+  /** Where snapshots stay across restarts (beside the state file); default: a temporary directory removed on close. */
+  directory?: string | undefined;
 }
+
+/** What a restart finds of the data: each branch's databases and their snapshots, and the ports URIs named. */
+export interface StoreIndex {
+  branches: Record<string, Record<string, { inner: { database: string; user: string }; snapshot: string }>>;
+  ports: Record<string, number>;
+}
+
+const indexFile = "index.json";
 
 /** A connection's hold on a running database: where to reach it, and what to call as traffic flows and when it ends. */
 export interface DatabaseLease {
@@ -74,12 +94,11 @@ async function loadCluster(path: string, inner?: { database: string; user: strin
 }
 
 /** Where the emulator's PGlite clusters and their snapshots live, and what keeps them in step with the world. */
-export class DatabaseStore implements BranchDataEvents {
+export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "endpointRemoved"> {
   private readonly options: StoreOptions;
   private readonly branches = new Map<string, Map<string, DatabaseData>>();
   private readonly templates = new Map<string, Promise<string>>();
   private directory: Promise<string> | undefined;
-  private files = 0;
 
   constructor(options: StoreOptions) {
     this.options = options;
@@ -91,9 +110,9 @@ export class DatabaseStore implements BranchDataEvents {
     entry.connections++;
     clearTimeout(entry.idleTimer);
     entry.idleTimer = undefined;
+    const starting = (entry.live ??= this.start(entry));
     try {
-      entry.live ??= this.start(entry);
-      const { port } = await entry.live;
+      const { port } = await starting;
       entry.dirty = true;
       let released = false;
       return {
@@ -108,6 +127,16 @@ export class DatabaseStore implements BranchDataEvents {
         },
       };
     } catch (err) {
+      // The next connection tries again; a snapshot that could not be made is gone for good, so
+      // that database starts over fresh (the failure was reported where it happened).
+      if (entry.live === starting) entry.live = undefined;
+      const snapshotFailed = await entry.snapshot.then(
+        () => false,
+        () => true,
+      );
+      if (snapshotFailed && this.branches.get(branchId)?.get(database.name) === entry) {
+        this.branches.get(branchId)?.delete(database.name);
+      }
       this.release(entry);
       throw err;
     }
@@ -156,6 +185,57 @@ export class DatabaseStore implements BranchDataEvents {
     void this.stop(entry, { keepData: false });
   }
 
+  /**
+   * Stops every database, keeping its data, and writes the index a restart reads (with the ports
+   * to open again). Only with a persistent directory.
+   */
+  async save(ports: Record<string, number>): Promise<void> {
+    if (this.options.directory === undefined) return;
+    // Nothing was ever served: leave no directory beside the state file.
+    if (this.directory === undefined && this.branches.size === 0 && Object.keys(ports).length === 0) return;
+    const index: StoreIndex = { branches: {}, ports };
+    for (const [branchId, databases] of this.branches) {
+      const saved: StoreIndex["branches"][string] = {};
+      for (const [name, entry] of databases) {
+        await this.stop(entry, { keepData: true });
+        const snapshot = await entry.snapshot.catch(() => undefined);
+        if (snapshot !== undefined) saved[name] = { inner: entry.inner, snapshot };
+      }
+      index.branches[branchId] = saved;
+    }
+    const directory = await this.dir();
+    await writeFile(join(directory, indexFile), JSON.stringify(index), { mode: 0o600 });
+    // Snapshots no branch holds any more (deleted, restored over, superseded by a later dump).
+    const kept = new Set(
+      Object.values(index.branches).flatMap((d) => Object.values(d).map((e) => e.snapshot)),
+    );
+    for (const file of await readdir(directory)) {
+      const path = join(directory, file);
+      if (file.endsWith(".tar") && !kept.has(path)) await rm(path, { force: true });
+    }
+  }
+
+  /** Reads what `save` wrote (nothing when it never ran); answers the ports to open again. */
+  async load(): Promise<Record<string, number>> {
+    if (this.options.directory === undefined) return {};
+    let index: StoreIndex;
+    try {
+      index = JSON.parse(await readFile(join(this.options.directory, indexFile), "utf8")) as StoreIndex;
+    } catch {
+      return {};
+    }
+    for (const [branchId, databases] of Object.entries(index.branches)) {
+      const entries = new Map<string, DatabaseData>();
+      for (const [name, { inner, snapshot }] of Object.entries(databases)) {
+        // A snapshot that is gone (a cleaned temporary directory): that database starts fresh.
+        if (!(await exists(snapshot))) continue;
+        entries.set(name, stoppedDatabase(inner, Promise.resolve(snapshot)));
+      }
+      this.branches.set(branchId, entries);
+    }
+    return index.ports;
+  }
+
   /** Stops every database and forgets all data (the emulator's reset or close). */
   async clear(): Promise<void> {
     const entries = [...this.branches.values()].flatMap((databases) => [...databases.values()]);
@@ -164,6 +244,8 @@ export class DatabaseStore implements BranchDataEvents {
     const directory = this.directory;
     this.directory = undefined;
     if (directory) await rm(await directory, { recursive: true, force: true });
+    else if (this.options.directory !== undefined)
+      await rm(this.options.directory, { recursive: true, force: true });
   }
 
   /** Running databases, for the emulator's stats. */
@@ -187,14 +269,7 @@ export class DatabaseStore implements BranchDataEvents {
     let entry = databases.get(database.name);
     if (!entry) {
       const inner = { database: database.name, user: database.ownerName };
-      entry = {
-        inner,
-        snapshot: this.template(inner),
-        live: undefined,
-        dirty: false,
-        connections: 0,
-        idleTimer: undefined,
-      };
+      entry = stoppedDatabase(inner, this.template(inner));
       databases.set(database.name, entry);
     }
     return entry;
@@ -206,14 +281,7 @@ export class DatabaseStore implements BranchDataEvents {
     if (!source) return; // never used: the copy starts fresh as well
     const copies = new Map<string, DatabaseData>();
     for (const [name, entry] of source) {
-      copies.set(name, {
-        inner: entry.inner,
-        snapshot: this.currentSnapshot(entry),
-        live: undefined,
-        dirty: false,
-        connections: 0,
-        idleTimer: undefined,
-      });
+      copies.set(name, stoppedDatabase(entry.inner, this.currentSnapshot(entry)));
     }
     this.branches.set(toBranchId, copies);
   }
@@ -306,8 +374,16 @@ export class DatabaseStore implements BranchDataEvents {
 
   /** A new snapshot path in this emulator's own directory (removed by `clear`). */
   private async newFile(): Promise<string> {
-    this.directory ??= mkdtemp(join(tmpdir(), "neon-emulator-data-"));
-    return join(await this.directory, `${++this.files}.tar`);
+    return join(await this.dir(), `${randomUUID()}.tar`);
+  }
+
+  private dir(): Promise<string> {
+    const persistent = this.options.directory;
+    this.directory ??=
+      persistent === undefined
+        ? mkdtemp(join(tmpdir(), "neon-emulator-data-"))
+        : mkdir(persistent, { recursive: true, mode: 0o700 }).then(() => persistent);
+    return this.directory;
   }
 
   private reportFailure(work: Promise<unknown>): void {
