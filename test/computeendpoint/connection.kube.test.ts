@@ -1,6 +1,7 @@
 // A user asks a ComputeEndpoint for a connection Secret and gets one a pod can use as it is:
-// every key, the platform's password, rewritten when needed and only then, rotated on demand,
+// every key, the platform's password, a real connection (the emulator's Postgres), rewritten when needed and only then, rotated on demand,
 // reset only with consent, gone with the resource, and the password nowhere else.
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Secret } from "../../src/controllers/credentials.ts";
 import { eventually, kubectl } from "../support/kube.ts";
@@ -50,6 +51,21 @@ function secretWith(
   );
 }
 
+/** Connects as a driver would, runs a query, and says who and where it is. */
+async function whoAmI(config: pg.ClientConfig): Promise<{ user: string; database: string }> {
+  const client = new pg.Client(config);
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    const result = await client.query<{ user: string; database: string }>(
+      "select current_user as user, current_database() as database",
+    );
+    return result.rows[0] ?? { user: "", database: "" };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 const mainBranch = async (projectId: string) =>
   (await h.platform.listBranches(projectId)).find((b) => b.default)?.id ?? "";
 
@@ -96,13 +112,7 @@ describe("connection Secret", () => {
     ]);
     const password = await h.platform.revealPassword("proj-alpha", "br-dev", "neondb_owner");
     expect(data.PGPASSWORD).toBe(password);
-    expect(data).toMatchObject({
-      PGHOST: obj.status?.host,
-      PGPORT: "5432",
-      PGUSER: "neondb_owner",
-      PGDATABASE: "neondb",
-      PGSSLMODE: "require",
-    });
+    expect(data).toMatchObject({ PGUSER: "neondb_owner", PGDATABASE: "neondb" });
     // The URLs are what the platform itself gives for this role and database.
     const direct = await h.platform.connectionUri("proj-alpha", {
       branchId: "br-dev",
@@ -138,7 +148,12 @@ describe("connection Secret", () => {
     };
     expect(same(data.DATABASE_URL ?? "", direct)).toBe(true);
     expect(same(data.DATABASE_URL_POOLED ?? "", pooled)).toBe(true);
-    expect(new URL(data.DATABASE_URL_POOLED ?? "").hostname).toBe(obj.status?.pooledHost);
+    const platformDirect = new URL(direct);
+    expect(data).toMatchObject({
+      PGHOST: platformDirect.hostname,
+      PGPORT: platformDirect.port || "5432",
+      PGSSLMODE: platformDirect.searchParams.get("sslmode"),
+    });
     const s = await secret("web-db");
     expect(s.metadata.ownerReferences).toEqual([
       expect.objectContaining({
@@ -152,6 +167,24 @@ describe("connection Secret", () => {
       await kubectl(["get", "secret", "web-db", "-n", h.namespace, "-o", "json", "--show-managed-fields"]),
     ) as { metadata: { managedFields?: { manager: string }[] } };
     expect(managers.metadata.managedFields?.map((f) => f.manager)).toContain("neon-cloud-operator");
+  });
+
+  it("lets a client connect with nothing but the Secret's values, direct, pooled and as PG*, and query", async () => {
+    const data = await secretWith("web-db");
+    for (const url of [data.DATABASE_URL ?? "", data.DATABASE_URL_POOLED ?? ""]) {
+      expect(await whoAmI({ connectionString: url })).toEqual({ user: "neondb_owner", database: "neondb" });
+    }
+    // The libpq variables, as a driver reads them from the environment.
+    expect(
+      await whoAmI({
+        host: data.PGHOST,
+        port: Number(data.PGPORT),
+        user: data.PGUSER,
+        password: data.PGPASSWORD,
+        database: data.PGDATABASE,
+        ssl: data.PGSSLMODE === "disable" ? false : { rejectUnauthorized: false },
+      }),
+    ).toEqual({ user: "neondb_owner", database: "neondb" });
   });
 
   it("asks the platform again only when something the Secret depends on changes", async () => {
@@ -211,7 +244,8 @@ describe("connection Secret", () => {
   });
 
   it("rotates the password once per new rotatePasswordAt value, after the reset's operations", async () => {
-    const old = (await secretData("web-db"))?.PGPASSWORD;
+    const before = await secretWith("web-db");
+    const old = before.PGPASSWORD;
     const resets = served(resetPassword);
     await kubectl([
       "annotate",
@@ -227,6 +261,16 @@ describe("connection Secret", () => {
     expect(obj.status?.connectionSecret?.passwordReset).toBeUndefined();
     expect(data.PGPASSWORD).toBe(await h.platform.revealPassword("proj-alpha", "br-dev", "neondb_owner"));
     expect(new URL(data.DATABASE_URL ?? "").password).toBe(encodeURIComponent(data.PGPASSWORD ?? ""));
+    // The new Secret works at once; the old password is refused (invalid_password), direct and pooled.
+    expect(await whoAmI({ connectionString: data.DATABASE_URL ?? "" })).toMatchObject({
+      user: "neondb_owner",
+    });
+    await expect(whoAmI({ connectionString: before.DATABASE_URL ?? "" })).rejects.toMatchObject({
+      code: "28P01",
+    });
+    await expect(whoAmI({ connectionString: before.DATABASE_URL_POOLED ?? "" })).rejects.toMatchObject({
+      code: "28P01",
+    });
     expect(served(resetPassword)).toBe(resets + 1);
     // The reset's operations had finished when the new password was written.
     const ops = [];
