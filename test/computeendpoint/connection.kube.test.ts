@@ -251,7 +251,7 @@ describe("connection Secret", () => {
   it("rotates the password once per new rotatePasswordAt value, after the reset's operations", async () => {
     const before = await secretWith("web-db");
     const old = before.PGPASSWORD;
-    const resets = resets();
+    const resetsBefore = resets();
     await kubectl([
       "annotate",
       "cep",
@@ -276,7 +276,7 @@ describe("connection Secret", () => {
     await expect(whoAmI({ connectionString: before.DATABASE_URL_POOLED ?? "" })).rejects.toMatchObject({
       code: "28P01",
     });
-    expect(resets()).toBe(resets + 1);
+    expect(resets()).toBe(resetsBefore + 1);
     // The reset's operations had finished when the new password was written.
     const ops = [];
     for await (const op of h.platform.listOperations("proj-alpha")) ops.push(op);
@@ -295,7 +295,7 @@ describe("connection Secret", () => {
       JSON.stringify({ spec: { connectionConfigMapName: "web-conn" } }),
     ]);
     await readyWith("web");
-    expect(resets()).toBe(resets + 1);
+    expect(resets()).toBe(resetsBefore + 1);
   });
 
   it("moves to a new name: the old Secret is deleted, the new one written", async () => {
@@ -323,7 +323,7 @@ describe("connection Secret", () => {
 
   it("reports PasswordNotStored without consent, and with consent resets once and writes the Secret", async () => {
     const branchId = await mainBranch("proj-vault");
-    const resets = resets();
+    const resetsBefore = resets();
     // The project's default branch and the read-write endpoint every new project gets, adopted.
     const endpointId = (await h.platform.listEndpoints("proj-vault"))[0]?.id;
     await h.apply({
@@ -346,7 +346,7 @@ describe("connection Secret", () => {
     );
     expect(refused.message).toContain("spec.connectionSecret.allowPasswordReset");
     expect(await secretData("vault-db")).toBeUndefined();
-    expect(resets()).toBe(resets);
+    expect(resets()).toBe(resetsBefore);
 
     await kubectl([
       "patch",
@@ -362,7 +362,7 @@ describe("connection Secret", () => {
     await readyWith("vault", (o) => o.status?.connectionSecret?.name === "vault-db");
     expect(data.PGUSER).toBe("neondb_owner");
     expect(data.PGPASSWORD?.length).toBeGreaterThan(8);
-    expect(resets()).toBe(resets + 1);
+    expect(resets()).toBe(resetsBefore + 1);
   });
 
   it("goes with the ComputeEndpoint", async () => {
