@@ -144,6 +144,9 @@ try {
     randomSeed,
     lockScope: "project",
     requestLogSize: 0,
+    // The platform's URIs name the endpoint's host (the pooled one derived from it); the
+    // emulator's local Postgres would name loopback ports instead and cost a second URI request.
+    postgres: false,
   });
   const { watch, operator } = await operatorInNamespace(lab, {
     namespace,
@@ -186,7 +189,7 @@ try {
       "",
       `\`npm run bench:branches${values.quick ? " -- --quick" : ""}\`: ${branches} Branches (from each project's default branch), ` +
         `each with one ComputeEndpoint (\`branchRef\`) writing a connection Secret (role \`${role}\`, database \`${database}\`), ` +
-        `over ${projects} projects, applied at once; the emulator's project-wide lock, rate limits on, operations of ` +
+        `over ${projects} projects, applied at once; the emulator's project-wide lock, rate limits on, its URIs in the platform's form (no local Postgres), operations of ` +
         `${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); run ${new Date(started).toISOString()}.`,
       "",
       "| Figure | Value | Target |",
