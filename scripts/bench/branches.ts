@@ -144,6 +144,9 @@ try {
     randomSeed,
     lockScope: "project",
     requestLogSize: 0,
+    // The platform's URIs name the endpoint's host (the pooled one derived from it); the
+    // emulator's local Postgres would name loopback ports instead and cost a second URI request.
+    postgres: false,
   });
   const { watch, operator } = await operatorInNamespace(lab, {
     namespace,
@@ -186,7 +189,7 @@ try {
       "",
       `\`npm run bench:branches${values.quick ? " -- --quick" : ""}\`: ${branches} Branches (from each project's default branch), ` +
         `each with one ComputeEndpoint (\`branchRef\`) writing a connection Secret (role \`${role}\`, database \`${database}\`), ` +
-        `over ${projects} projects, applied at once; the emulator's project-wide lock, rate limits on, operations of ` +
+        `over ${projects} projects, applied at once; the emulator's project-wide lock, rate limits on, its URIs in the platform's form (no local Postgres), operations of ` +
         `${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); run ${new Date(started).toISOString()}.`,
       "",
       "| Figure | Value | Target |",
@@ -241,20 +244,24 @@ function fmt(ms: number | undefined): string {
   return ms === undefined ? "–" : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** Replaces (or appends) this bench's section of the page, keeping everything else. */
+/**
+ * Replaces (or appends) this bench's section of the page, keeping everything else as it is (the
+ * page is not formatted as a whole: other benches write it); only the section is aligned.
+ */
 async function writeSection(path: string, section: string): Promise<void> {
   const page = await readFile(path, "utf8").catch(() => "");
+  const prettier = await import("prettier");
+  const options = (await prettier.resolveConfig(path)) ?? {};
+  const formatted = (await prettier.format(section, { ...options, parser: "markdown" })).trimEnd();
   const heading = "## Branches and connection Secrets";
   const start = page.indexOf(heading);
   let next: string;
   if (start < 0) {
-    next = `${page.trimEnd()}\n\n${section}`;
+    next = `${page.trimEnd()}\n\n${formatted}\n`;
   } else {
     const after = page.indexOf("\n## ", start + heading.length);
-    next = `${page.slice(0, start)}${section}${after < 0 ? "" : `\n${page.slice(after + 1)}`}`;
+    next = `${page.slice(0, start)}${formatted}\n${after < 0 ? "" : `\n${page.slice(after + 1)}`}`;
   }
-  const prettier = await import("prettier");
-  const options = (await prettier.resolveConfig(path)) ?? {};
-  await writeFile(path, await prettier.format(next, { ...options, parser: "markdown" }));
+  await writeFile(path, next);
   say(`bench:branches: wrote the section of ${path}`);
 }

@@ -1,6 +1,7 @@
 // A user asks a ComputeEndpoint for a connection Secret and gets one a pod can use as it is:
-// every key, the platform's password, rewritten when needed and only then, rotated on demand,
+// every key, the platform's password, a real connection (the emulator's Postgres), rewritten when needed and only then, rotated on demand,
 // reset only with consent, gone with the resource, and the password nowhere else.
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Secret } from "../../src/controllers/credentials.ts";
 import { eventually, kubectl } from "../support/kube.ts";
@@ -15,6 +16,11 @@ const passwords = new Set<string>();
 
 const connectionUri = "GET /projects/:project_id/connection_uri";
 const resetPassword = "POST /projects/:project_id/branches/:branch_id/roles/:role_name/reset_password";
+
+/** Resets the platform carried out (a 423 while the project was locked is none). */
+function resets(): number {
+  return h.emulator.requestLog.counters().by_route[resetPassword]?.["200"] ?? 0;
+}
 
 function served(route: string): number {
   const byStatus = h.emulator.requestLog.counters().by_route[route] ?? {};
@@ -48,6 +54,21 @@ function secretWith(
     },
     { what: `Secret ${name}`, intervalMs: 200, timeoutMs: 30_000 },
   );
+}
+
+/** Connects as a driver would, runs a query, and says who and where it is. */
+async function whoAmI(config: pg.ClientConfig): Promise<{ user: string; database: string }> {
+  const client = new pg.Client(config);
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    const result = await client.query<{ user: string; database: string }>(
+      "select current_user as user, current_database() as database",
+    );
+    return result.rows[0] ?? { user: "", database: "" };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 const mainBranch = async (projectId: string) =>
@@ -96,13 +117,7 @@ describe("connection Secret", () => {
     ]);
     const password = await h.platform.revealPassword("proj-alpha", "br-dev", "neondb_owner");
     expect(data.PGPASSWORD).toBe(password);
-    expect(data).toMatchObject({
-      PGHOST: obj.status?.host,
-      PGPORT: "5432",
-      PGUSER: "neondb_owner",
-      PGDATABASE: "neondb",
-      PGSSLMODE: "require",
-    });
+    expect(data).toMatchObject({ PGUSER: "neondb_owner", PGDATABASE: "neondb" });
     // The URLs are what the platform itself gives for this role and database.
     const direct = await h.platform.connectionUri("proj-alpha", {
       branchId: "br-dev",
@@ -138,7 +153,12 @@ describe("connection Secret", () => {
     };
     expect(same(data.DATABASE_URL ?? "", direct)).toBe(true);
     expect(same(data.DATABASE_URL_POOLED ?? "", pooled)).toBe(true);
-    expect(new URL(data.DATABASE_URL_POOLED ?? "").hostname).toBe(obj.status?.pooledHost);
+    const platformDirect = new URL(direct);
+    expect(data).toMatchObject({
+      PGHOST: platformDirect.hostname,
+      PGPORT: platformDirect.port || "5432",
+      PGSSLMODE: platformDirect.searchParams.get("sslmode"),
+    });
     const s = await secret("web-db");
     expect(s.metadata.ownerReferences).toEqual([
       expect.objectContaining({
@@ -152,6 +172,24 @@ describe("connection Secret", () => {
       await kubectl(["get", "secret", "web-db", "-n", h.namespace, "-o", "json", "--show-managed-fields"]),
     ) as { metadata: { managedFields?: { manager: string }[] } };
     expect(managers.metadata.managedFields?.map((f) => f.manager)).toContain("neon-cloud-operator");
+  });
+
+  it("lets a client connect with nothing but the Secret's values, direct, pooled and as PG*, and query", async () => {
+    const data = await secretWith("web-db");
+    for (const url of [data.DATABASE_URL ?? "", data.DATABASE_URL_POOLED ?? ""]) {
+      expect(await whoAmI({ connectionString: url })).toEqual({ user: "neondb_owner", database: "neondb" });
+    }
+    // The libpq variables, as a driver reads them from the environment.
+    expect(
+      await whoAmI({
+        host: data.PGHOST,
+        port: Number(data.PGPORT),
+        user: data.PGUSER,
+        password: data.PGPASSWORD,
+        database: data.PGDATABASE,
+        ssl: data.PGSSLMODE === "disable" ? false : { rejectUnauthorized: false },
+      }),
+    ).toEqual({ user: "neondb_owner", database: "neondb" });
   });
 
   it("asks the platform again only when something the Secret depends on changes", async () => {
@@ -211,8 +249,9 @@ describe("connection Secret", () => {
   });
 
   it("rotates the password once per new rotatePasswordAt value, after the reset's operations", async () => {
-    const old = (await secretData("web-db"))?.PGPASSWORD;
-    const resets = served(resetPassword);
+    const before = await secretWith("web-db");
+    const old = before.PGPASSWORD;
+    const resetsBefore = resets();
     await kubectl([
       "annotate",
       "cep",
@@ -227,7 +266,17 @@ describe("connection Secret", () => {
     expect(obj.status?.connectionSecret?.passwordReset).toBeUndefined();
     expect(data.PGPASSWORD).toBe(await h.platform.revealPassword("proj-alpha", "br-dev", "neondb_owner"));
     expect(new URL(data.DATABASE_URL ?? "").password).toBe(encodeURIComponent(data.PGPASSWORD ?? ""));
-    expect(served(resetPassword)).toBe(resets + 1);
+    // The new Secret works at once; the old password is refused (invalid_password), direct and pooled.
+    expect(await whoAmI({ connectionString: data.DATABASE_URL ?? "" })).toMatchObject({
+      user: "neondb_owner",
+    });
+    await expect(whoAmI({ connectionString: before.DATABASE_URL ?? "" })).rejects.toMatchObject({
+      code: "28P01",
+    });
+    await expect(whoAmI({ connectionString: before.DATABASE_URL_POOLED ?? "" })).rejects.toMatchObject({
+      code: "28P01",
+    });
+    expect(resets()).toBe(resetsBefore + 1);
     // The reset's operations had finished when the new password was written.
     const ops = [];
     for await (const op of h.platform.listOperations("proj-alpha")) ops.push(op);
@@ -246,7 +295,7 @@ describe("connection Secret", () => {
       JSON.stringify({ spec: { connectionConfigMapName: "web-conn" } }),
     ]);
     await readyWith("web");
-    expect(served(resetPassword)).toBe(resets + 1);
+    expect(resets()).toBe(resetsBefore + 1);
   });
 
   it("moves to a new name: the old Secret is deleted, the new one written", async () => {
@@ -274,7 +323,7 @@ describe("connection Secret", () => {
 
   it("reports PasswordNotStored without consent, and with consent resets once and writes the Secret", async () => {
     const branchId = await mainBranch("proj-vault");
-    const resets = served(resetPassword);
+    const resetsBefore = resets();
     // The project's default branch and the read-write endpoint every new project gets, adopted.
     const endpointId = (await h.platform.listEndpoints("proj-vault"))[0]?.id;
     await h.apply({
@@ -297,7 +346,7 @@ describe("connection Secret", () => {
     );
     expect(refused.message).toContain("spec.connectionSecret.allowPasswordReset");
     expect(await secretData("vault-db")).toBeUndefined();
-    expect(served(resetPassword)).toBe(resets);
+    expect(resets()).toBe(resetsBefore);
 
     await kubectl([
       "patch",
@@ -313,7 +362,7 @@ describe("connection Secret", () => {
     await readyWith("vault", (o) => o.status?.connectionSecret?.name === "vault-db");
     expect(data.PGUSER).toBe("neondb_owner");
     expect(data.PGPASSWORD?.length).toBeGreaterThan(8);
-    expect(served(resetPassword)).toBe(resets + 1);
+    expect(resets()).toBe(resetsBefore + 1);
   });
 
   it("goes with the ComputeEndpoint", async () => {
