@@ -27,6 +27,8 @@ export interface AdminTarget {
   readonly shape: ResponseShape;
   readonly faults: Faults;
   readonly requestLog: RequestLog;
+  /** Databases whose PGlite cluster is running now (undefined: no Postgres behind the emulator). */
+  postgresRunning?: (() => number) | undefined;
   /** Back to the seeded world; faults, log, counters and rate budgets cleared; the bootstrap key kept. */
   reset(): void;
 }
@@ -175,6 +177,9 @@ export const adminRoutes: AdminRoute[] = [
           operations_retained: world.operations.size,
           operations_created: world.operationsCreated,
           memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
+          ...(ctx.target.postgresRunning === undefined
+            ? {}
+            : { postgres: { databases_running: ctx.target.postgresRunning() } }),
           cpu: { user_ms: Math.round(cpu.user / 1000), system_ms: Math.round(cpu.system / 1000) },
         },
       };

@@ -82,7 +82,8 @@ export type ApiResponse =
 export interface ApiRoute {
   method: HTTPMethod;
   path: string;
-  handle(ctx: ApiContext): ApiResponse;
+  /** A promise only where the answer waits on something besides the world (a Postgres port opening). */
+  handle(ctx: ApiContext): ApiResponse | Promise<ApiResponse>;
 }
 
 /**

@@ -165,10 +165,10 @@ export const catalogRoutes: ApiRoute[] = [
   {
     method: "GET",
     path: "/projects/:project_id/connection_uri",
-    handle(ctx) {
+    async handle(ctx) {
       const project = findProject(ctx.world, param(ctx, "project_id"));
       const query = parseInput(connectionUriQuery, Object.fromEntries(ctx.query));
-      return { status: 200, body: { uri: connectionUri(ctx.world, project, query, ctx.postgres) } };
+      return { status: 200, body: { uri: await connectionUri(ctx.world, project, query, ctx.postgres) } };
     },
   },
 ];

@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 
 const main = join(import.meta.dirname, "main.ts");
@@ -24,6 +25,15 @@ describe("emulator command", () => {
       });
       const body = (await res.json()) as { projects: { id: string }[] };
       expect(body.projects.map((p) => p.id)).toEqual(["demo-shop", "demo-analytics"]);
+      // The connection URI it names is served by a real Postgres.
+      const uri = await fetch(
+        `${printed.url}/projects/demo-shop/connection_uri?database_name=neondb&role_name=neondb_owner`,
+        { headers: { authorization: `Bearer ${printed.api_key}` } },
+      );
+      const client = new pg.Client({ connectionString: ((await uri.json()) as { uri: string }).uri });
+      await client.connect();
+      expect((await client.query("select 6 * 7 as answer")).rows).toEqual([{ answer: 42 }]);
+      await client.end();
       child.kill("SIGINT");
       const [code] = (await once(child, "exit")) as [number];
       expect(code).toBe(0);
@@ -40,6 +50,8 @@ describe("emulator command", () => {
     [["--operation-duration-jitter", "2"], /--operation-duration-jitter must be at most 1/],
     [["--random-seed", "1.5"], /--random-seed must be an integer >= 0/],
     [["--missing-endpoint-delete", "410"], /--missing-endpoint-delete must be 204 or 404/],
+    [["--postgres-idle-ms", "soon"], /--postgres-idle-ms must be an integer >= 0/],
+    [["--no-postgres", "--postgres-host", "0.0.0.0"], /--no-postgres cannot be combined/],
   ])("refuses %j with a clear message and exit code 2", async (args, message) => {
     const child = spawn(process.execPath, [main, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";

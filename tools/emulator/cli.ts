@@ -33,6 +33,14 @@ Options:
                                 deprecated (pooler_enabled, pooler_mode, cpu_used_sec,
                                 primary, login)
   --no-rate-limits              turn off the platform's rate limits (700/min, 40/s per route)
+  --postgres-host ADDR          address the endpoints' Postgres ports listen on
+                                (default 127.0.0.1)
+  --postgres-advertised-host H  host the connection URIs name, e.g. one a pod can reach
+                                (default: the --postgres-host)
+  --postgres-idle-ms N          a database with no connection is dumped and stopped after
+                                N real ms (default 30000)
+  --no-postgres                 no Postgres behind connection URIs: they name the platform's
+                                hosts, as the platform does
   -h, --help                    show this help
 `;
 
@@ -60,6 +68,10 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
         "missing-endpoint-delete": { type: "string" },
         "drop-deprecated-fields": { type: "boolean" },
         "no-rate-limits": { type: "boolean" },
+        "postgres-host": { type: "string" },
+        "postgres-advertised-host": { type: "string" },
+        "postgres-idle-ms": { type: "string" },
+        "no-postgres": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -108,6 +120,14 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
   if (missingDelete !== undefined && missingDelete !== "204" && missingDelete !== "404") {
     throw new UsageError(`--missing-endpoint-delete must be 204 or 404, got "${missingDelete}"`);
   }
+  const postgresIdleMs = number("postgres-idle-ms", values["postgres-idle-ms"], 0);
+  const postgresHost = values["postgres-host"];
+  const advertisedHost = values["postgres-advertised-host"];
+  const postgresFlags =
+    postgresIdleMs !== undefined || postgresHost !== undefined || advertisedHost !== undefined;
+  if (values["no-postgres"] && postgresFlags) {
+    throw new UsageError("--no-postgres cannot be combined with the other --postgres-* options");
+  }
   let seed;
   if (values.seed !== undefined) {
     try {
@@ -130,6 +150,16 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
     ...(missingDelete === undefined ? {} : { missingEndpointDelete: missingDelete === "204" ? 204 : 404 }),
     ...(values["drop-deprecated-fields"] ? { dropDeprecatedFields: true } : {}),
     ...(values["no-rate-limits"] ? { rateLimits: false as const } : {}),
+    ...(values["no-postgres"] ? { postgres: false as const } : {}),
+    ...(postgresFlags
+      ? {
+          postgres: {
+            ...(postgresHost === undefined ? {} : { listenHost: postgresHost }),
+            ...(advertisedHost === undefined ? {} : { advertisedHost }),
+            ...(postgresIdleMs === undefined ? {} : { idleMs: postgresIdleMs }),
+          },
+        }
+      : {}),
   };
 }
 

@@ -17,7 +17,7 @@ export interface PostgresAddress {
 
 /** The emulator's Postgres: where it serves an endpoint, directly or through the pooler. */
 export interface PostgresAddresses {
-  address(endpoint: EndpointRecord, pooled: boolean): PostgresAddress;
+  address(endpoint: EndpointRecord, pooled: boolean): Promise<PostgresAddress>;
 }
 
 /**
@@ -37,12 +37,12 @@ export function platformAddress(
   };
 }
 
-export function connectionUri(
+export async function connectionUri(
   world: World,
   project: ProjectRecord,
   query: ConnectionUriQuery,
   postgres: PostgresAddresses | undefined,
-): string {
+): Promise<string> {
   const branches = [...world.branches.values()].filter((b) => b.projectId === project.id);
   const branch =
     query.branch_id === undefined
@@ -64,8 +64,9 @@ export function connectionUri(
   const database = findDatabase(branch, query.database_name);
   const password = storedPassword(project, role);
   const pooled = query.pooled === "true";
-  const { host, port, sslmode } =
-    postgres?.address(endpoint, pooled) ?? platformAddress(endpoint, project, pooled);
+  const { host, port, sslmode } = postgres
+    ? await postgres.address(endpoint, pooled)
+    : platformAddress(endpoint, project, pooled);
   const user = encodeURIComponent(role.name);
   const hostPort = port === 5432 ? host : `${host}:${port}`;
   return `postgresql://${user}:${encodeURIComponent(password)}@${hostPort}/${encodeURIComponent(database.name)}?sslmode=${sslmode}`;

@@ -60,7 +60,10 @@ export function updateDatabase(
   if (body.name !== undefined && body.name !== name) checkName(branch, body.name);
   if (body.owner_name !== undefined) checkOwner(branch, body.owner_name);
   assertCatalogChangeable(world, branch);
-  if (body.name !== undefined) database.name = body.name;
+  if (body.name !== undefined && body.name !== name) {
+    database.name = body.name;
+    world.data?.databaseRenamed(branch, name, body.name);
+  }
   if (body.owner_name !== undefined) database.ownerName = body.owner_name;
   database.updatedAt = now;
   return { database, operations: applyCatalogChange(world, branch, now) };
@@ -75,5 +78,6 @@ export function deleteDatabase(
   const database = findDatabase(branch, name);
   assertCatalogChangeable(world, branch);
   branch.databases = databasesOf(branch).filter((d) => d !== database);
+  world.data?.databaseDeleted(branch, name);
   return { database, operations: applyCatalogChange(world, branch, now) };
 }

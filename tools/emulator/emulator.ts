@@ -21,6 +21,8 @@ import { PlatformError, notFound, projectLocked } from "./errors.ts";
 import { Faults } from "./faults.ts";
 import { readJsonBody, sendEmpty, sendError, sendJson } from "./http.ts";
 import { newRequestId } from "./ids.ts";
+import { PostgresFront } from "./postgres/front.ts";
+import { DatabaseStore } from "./postgres/store.ts";
 import { seedWorld } from "./projects.ts";
 import { RateLimiter, platformRateLimits, type RateLimits } from "./rate-limit.ts";
 import { RequestLog, type RequestLogEntry } from "./request-log.ts";
@@ -78,6 +80,20 @@ export interface EmulatorOptions {
   requestLogSize?: number;
   /** Source of randomness for fault rates (default: seeded from `randomSeed`). */
   random?: () => number;
+  /**
+   * The real Postgres behind connection URIs (PGlite, started per database on first connection),
+   * or `false` for URIs in the platform's host form with nothing behind them (default: on).
+   */
+  postgres?: PostgresOptions | false;
+}
+
+export interface PostgresOptions {
+  /** The address the endpoints' Postgres ports listen on (default 127.0.0.1). */
+  listenHost?: string;
+  /** The host connection URIs name, e.g. one a pod can reach (default: the listen host). */
+  advertisedHost?: string;
+  /** How long a database with no connection keeps running before it is dumped and stopped (real ms; default 30000). */
+  idleMs?: number;
 }
 
 export interface Emulator {
@@ -135,6 +151,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(options.lockScope === undefined ? {} : { lockScope: options.lockScope }),
     operationFault: faults.operationFault,
   };
+  // Declared before the world exists: the Postgres front reads the world through `target`.
+  const postgresOptions = options.postgres === false ? undefined : (options.postgres ?? {});
+  const store = postgresOptions ? new DatabaseStore({ idleMs: postgresOptions.idleMs ?? 30_000 }) : undefined;
+  if (store) worldOptions.data = store;
   let world: World;
   let bootstrapKeys: Map<string, string>;
   if (saved) {
@@ -172,6 +192,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     views: new EndpointViews(world, shape),
     faults,
     requestLog,
+    postgresRunning: store && (() => store.running),
     reset() {
       // The jitter restarts from the seed too, so a reset run repeats the first one.
       const fresh = seedWorld({ ...worldOptions, random: seededRandom(randomSeed) }, pinnedSeed);
@@ -180,8 +201,23 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       faults.clear();
       requestLog.clear();
       rateLimiter?.reset();
+      // The seeded world's branches start with no data; open ports and connections go.
+      void Promise.all([front?.close(), store?.clear()]).catch((err: unknown) =>
+        console.error("emulator: postgres reset:", err),
+      );
     },
   };
+  const listenHost = postgresOptions?.listenHost ?? "127.0.0.1";
+  const front =
+    store &&
+    new PostgresFront({
+      listenHost,
+      advertisedHost: postgresOptions?.advertisedHost ?? listenHost,
+      store,
+      world: () => target.world,
+      clock,
+      changed: () => scheduleSave(),
+    });
 
   const apiRouter = FindMyWay({ ignoreTrailingSlash: true });
   for (const route of [...apiRoutes, ...catalogRoutes])
@@ -281,8 +317,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         query,
         body,
         now,
+        postgres: front,
       };
-      response = route.handle(ctx);
+      response = await route.handle(ctx);
       recordKeyUse(key, remoteAddress(req), now);
     } catch (err) {
       if (!(err instanceof PlatformError)) console.error("emulator: request failed:", err);
@@ -390,6 +427,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await front?.close();
+      await store?.clear();
       await flush();
     },
   };

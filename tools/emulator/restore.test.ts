@@ -79,8 +79,8 @@ describe("restore", () => {
 });
 
 describe("connection_uri", () => {
-  it("names the branch's read-write endpoint, direct or pooled, with the role's password", async () => {
-    const h = await startHarness();
+  it("without a Postgres behind it, names the endpoint's host as the platform does, direct or pooled", async () => {
+    const h = await startHarness({ postgres: false });
     const { main, dev } = await branchesOf(h);
     const password = (await h.api("GET", `${P}/branches/${main}/roles/neondb_owner/reveal_password`)).body
       .password;

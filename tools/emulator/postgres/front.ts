@@ -1,0 +1,194 @@
+// The emulator's Postgres proxy: each endpoint gets a direct and a pooled
+// port (opened when a connection URI first names them). A client's password
+// is checked against the role's current one, as the platform's proxy does
+// (cleartext, over loopback); then the endpoint wakes like on the platform and
+// the connection is handed to the branch's database.
+import { timingSafeEqual } from "node:crypto";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { currentPassword, databasesOf, rolesOf } from "../catalog.ts";
+import type { Clock } from "../clock.ts";
+import type { PostgresAddress, PostgresAddresses } from "../connection-uri.ts";
+import { connectToEndpoint } from "../endpoints.ts";
+import { PlatformError } from "../errors.ts";
+import type { EndpointRecord } from "../model.ts";
+import type { World } from "../world.ts";
+import type { DatabaseLease, DatabaseStore } from "./store.ts";
+import { cleartextPasswordRequest, fatalError, passwordOf, readFirstPacket, readMessage } from "./wire.ts";
+
+export interface FrontOptions {
+  /** The address the ports listen on (default 127.0.0.1). */
+  listenHost: string;
+  /** The host connection URIs name (default: the listen host). */
+  advertisedHost: string;
+  store: DatabaseStore;
+  /** The current world (a reset replaces it). */
+  world(): World;
+  clock: Clock;
+  /** The world changed (an endpoint woke): the state file should be written. */
+  changed(): void;
+}
+
+/** A connection refused before it reaches a database, with its SQLSTATE. */
+class Refusal extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+const handshakeTimeoutMs = 30_000;
+
+export class PostgresFront implements PostgresAddresses {
+  private readonly options: FrontOptions;
+  private readonly ports = new Map<string, Promise<number>>();
+  private readonly servers = new Set<Server>();
+  private readonly sockets = new Set<Socket>();
+
+  constructor(options: FrontOptions) {
+    this.options = options;
+  }
+
+  async address(endpoint: EndpointRecord, pooled: boolean): Promise<PostgresAddress> {
+    const key = `${endpoint.id}${pooled ? "-pooler" : ""}`;
+    let port = this.ports.get(key);
+    if (!port) {
+      port = this.listen(endpoint.id);
+      this.ports.set(key, port);
+      port.catch(() => this.ports.delete(key));
+    }
+    return { host: this.options.advertisedHost, port: await port, sslmode: "disable" };
+  }
+
+  /** Closes every port and drops every connection (the emulator's reset or close). */
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    const servers = [...this.servers];
+    this.servers.clear();
+    this.ports.clear();
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  }
+
+  private async listen(endpointId: string): Promise<number> {
+    const server = createServer((socket) => this.accept(socket, endpointId));
+    this.servers.add(server);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(0, this.options.listenHost, () => resolve());
+    });
+    const address = server.address();
+    if (address === null || typeof address === "string") throw new Error("postgres front: no port");
+    return address.port;
+  }
+
+  /** The handshake: TLS refused (`N`), the startup message, the password; then the database. */
+  private accept(socket: Socket, endpointId: string): void {
+    this.sockets.add(socket);
+    socket.on("close", () => this.sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    socket.setTimeout(handshakeTimeoutMs, () => socket.destroy());
+    let buffer = Buffer.alloc(0);
+    let startup: { packet: Buffer; params: Map<string, string> } | undefined;
+    const refuse = (code: string, message: string): void => {
+      socket.end(fatalError(code, message));
+    };
+    const onData = (chunk: Buffer): void => {
+      buffer = Buffer.concat([buffer, chunk]);
+      while (!startup) {
+        const first = readFirstPacket(buffer);
+        if (!first) return;
+        buffer = buffer.subarray(first.length);
+        const { packet } = first;
+        if (packet.kind === "encryption-request") socket.write("N");
+        else if (packet.kind === "cancel") return void socket.destroy();
+        else if (packet.kind === "unsupported") return refuse("08P01", packet.reason);
+        else {
+          startup = packet;
+          socket.write(cleartextPasswordRequest());
+        }
+      }
+      const message = readMessage(buffer);
+      if (!message) return;
+      buffer = buffer.subarray(message.length);
+      socket.off("data", onData);
+      socket.pause();
+      if (message.type !== "p") return refuse("08P01", "expected a password message");
+      this.open(socket, endpointId, startup, passwordOf(message.body), buffer).catch((err: unknown) => {
+        if (err instanceof Refusal) refuse(err.code, err.message);
+        else {
+          console.error("emulator: postgres connection failed:", err);
+          refuse("XX000", "internal error");
+        }
+      });
+    };
+    socket.on("data", onData);
+  }
+
+  private async open(
+    socket: Socket,
+    endpointId: string,
+    startup: { packet: Buffer; params: Map<string, string> },
+    password: string,
+    pending: Buffer,
+  ): Promise<void> {
+    const lease = await this.authenticate(endpointId, startup.params, password);
+    if (socket.destroyed) {
+      lease.release(); // the client left while its database started
+      return;
+    }
+    const backend = connect(lease.port, "127.0.0.1");
+    const done = (): void => {
+      lease.release();
+      socket.destroy();
+      backend.destroy();
+    };
+    backend.on("error", done);
+    backend.on("close", done);
+    socket.on("close", done);
+    await new Promise<void>((resolve) => backend.once("connect", () => resolve()));
+    socket.setTimeout(0);
+    // The database answers the startup message itself: AuthenticationOk, parameters, ReadyForQuery.
+    backend.write(startup.packet);
+    if (pending.length > 0) backend.write(pending);
+    socket.on("data", () => lease.traffic());
+    socket.pipe(backend);
+    backend.pipe(socket);
+  }
+
+  /** Checks the role's current password and the database, wakes the endpoint, and leases the database. */
+  private async authenticate(
+    endpointId: string,
+    params: Map<string, string>,
+    password: string,
+  ): Promise<DatabaseLease> {
+    const world = this.options.world();
+    const now = this.options.clock.now();
+    world.advance(now);
+    const user = params.get("user") ?? "";
+    const databaseName = params.get("database") || user;
+    const endpoint = world.endpoints.get(endpointId);
+    const branch = endpoint === undefined ? undefined : world.branches.get(endpoint.branchId);
+    if (!endpoint || !branch) throw new Refusal("08004", `endpoint ${endpointId} not found`);
+    const role = rolesOf(branch).find((r) => r.name === user);
+    const expected = role === undefined ? undefined : currentPassword(world, role);
+    if (expected === undefined || !samePassword(expected, password)) {
+      throw new Refusal("28P01", `password authentication failed for user "${user}"`);
+    }
+    const database = databasesOf(branch).find((d) => d.name === databaseName);
+    if (!database) throw new Refusal("3D000", `database "${databaseName}" does not exist`);
+    try {
+      connectToEndpoint(world, endpoint.id, now);
+    } catch (err) {
+      if (err instanceof PlatformError) throw new Refusal("08004", err.message);
+      throw err;
+    }
+    this.options.changed();
+    return this.options.store.lease(branch.id, database);
+  }
+}
+
+function samePassword(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
