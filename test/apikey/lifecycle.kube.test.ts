@@ -132,6 +132,33 @@ describe("an ApiKey on the real API server and the emulator", () => {
     expect((await liveKeys(world, "restored")).map((k) => k.id)).toEqual([stored.keyId]);
   });
 
+  it("a status wiped during a rotation's grace period still revokes the previous key", async () => {
+    const s = await world.scenario("ak-wiped-rotation");
+    await s.start();
+    // A grace period nearly as long as the interval: a previous key is live most of the time.
+    await s.create("rotating", { rotation: { interval: "8s", gracePeriod: "7s" } });
+    const rotated = await s.waitReady("rotating", (o) => o.status?.previousKeyId !== undefined);
+    const previous = rotated.status!.previousKeyId!;
+    await kubectl([
+      "patch",
+      "apikey",
+      "rotating",
+      "-n",
+      s.namespace,
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ status: null }),
+    ]);
+    // Nothing in the Secret names the previous key; it is found by its name on the platform.
+    await eventually(
+      async () => ((await liveKeys(world, "rotating")).some((k) => k.id === previous) ? undefined : true),
+      { what: `previous key ${previous} revoked after the wipe`, timeoutMs: 30_000 },
+    );
+    const stored = (await s.stored("rotating-api-key"))!;
+    expect(await authenticates(world, stored.value)).toBe(true);
+  });
+
   it("Retain keeps the key and its Secret after the ApiKey is gone", async () => {
     const s = await world.scenario("ak-retain");
     await s.start();
