@@ -16,6 +16,21 @@ import {
 
 let world: ApiKeyWorld;
 
+/** Removes an ApiKey's status, as a restore from a backup without status leaves it. */
+async function wipeStatus(namespace: string, name: string): Promise<void> {
+  await kubectl([
+    "patch",
+    "apikey",
+    name,
+    "-n",
+    namespace,
+    "--subresource=status",
+    "--type=merge",
+    "-p",
+    JSON.stringify({ status: null }),
+  ]);
+}
+
 beforeAll(async () => {
   world = await startApiKeyWorld();
 });
@@ -113,17 +128,7 @@ describe("an ApiKey on the real API server and the emulator", () => {
     await s.create("restored");
     const first = await s.waitReady("restored");
     const stored = (await s.stored("restored-api-key"))!;
-    await kubectl([
-      "patch",
-      "apikey",
-      "restored",
-      "-n",
-      s.namespace,
-      "--subresource=status",
-      "--type=merge",
-      "-p",
-      JSON.stringify({ status: null }),
-    ]);
+    await wipeStatus(s.namespace, "restored");
     const again = await s.waitReady("restored", (o) => o.status?.keyId !== undefined);
     expect(again.status?.keyId).toBe(first.status?.keyId);
     expect((await s.stored("restored-api-key"))?.keyId).toBe(stored.keyId);
@@ -139,17 +144,7 @@ describe("an ApiKey on the real API server and the emulator", () => {
     await s.create("rotating", { rotation: { interval: "8s", gracePeriod: "7s" } });
     const rotated = await s.waitReady("rotating", (o) => o.status?.previousKeyId !== undefined);
     const previous = rotated.status!.previousKeyId!;
-    await kubectl([
-      "patch",
-      "apikey",
-      "rotating",
-      "-n",
-      s.namespace,
-      "--subresource=status",
-      "--type=merge",
-      "-p",
-      JSON.stringify({ status: null }),
-    ]);
+    await wipeStatus(s.namespace, "rotating");
     // Nothing in the Secret names the previous key; it is found by its name on the platform.
     await eventually(
       async () => ((await liveKeys(world, "rotating")).some((k) => k.id === previous) ? undefined : true),
