@@ -187,21 +187,34 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
     if (!secret || !isControlledBy(secret, k.obj)) return;
     const inSecret = storedKey(secret);
     if (inSecret?.keyId === undefined || inSecret.fingerprint === undefined) return;
-    const key = (await this.keys.fresh(k.pass.client)).find(
+    const keys = await this.keys.fresh(k.pass.client);
+    const key = keys.find(
       (listed) => listed.id === inSecret.keyId && listed.name.startsWith(`${k.keyName}-`),
     );
     if (!key) return;
+    // Other live keys under this ApiKey's names were tracked by the lost status too: a rotation's
+    // previous key in its grace period, or a key a crash left in nobody's hands. The newest keeps
+    // a grace period from now (clients may still use it); any older one is revoked at once.
+    const ours = new RegExp(`^${k.keyName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-[a-z0-9]{6}$`);
+    const [previous, ...older] = keys
+      .filter((listed) => listed.id !== key.id && ours.test(listed.name))
+      .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || b.id - a.id);
+    for (const stale of older) await k.revoke(stale.id, "status had lost it, and a newer key replaced it");
     await k.save({
       keyId: key.id,
       keyName: key.name,
       keyFingerprint: inSecret.fingerprint,
       createdAt: key.createdAt,
       secretName: k.secretName,
+      ...(previous ? { previousKeyId: previous.id, previousKeyRevokeAt: k.at(k.gracePeriodMs) } : {}),
     });
     k.pass.events.normal(
       "KeyRecovered",
       "Recover",
-      `status had lost its key; key ${key.name} (id ${key.id}) in Secret ${k.secretName} is this ApiKey's`,
+      `status had lost its key; key ${key.name} (id ${key.id}) in Secret ${k.secretName} is this ApiKey's` +
+        (previous
+          ? `; key id ${previous.id}, also this ApiKey's, is revoked at ${k.at(k.gracePeriodMs)}`
+          : ""),
     );
   }
 

@@ -16,6 +16,21 @@ import {
 
 let world: ApiKeyWorld;
 
+/** Removes an ApiKey's status, as a restore from a backup without status leaves it. */
+async function wipeStatus(namespace: string, name: string): Promise<void> {
+  await kubectl([
+    "patch",
+    "apikey",
+    name,
+    "-n",
+    namespace,
+    "--subresource=status",
+    "--type=merge",
+    "-p",
+    JSON.stringify({ status: null }),
+  ]);
+}
+
 beforeAll(async () => {
   world = await startApiKeyWorld();
 });
@@ -113,23 +128,30 @@ describe("an ApiKey on the real API server and the emulator", () => {
     await s.create("restored");
     const first = await s.waitReady("restored");
     const stored = (await s.stored("restored-api-key"))!;
-    await kubectl([
-      "patch",
-      "apikey",
-      "restored",
-      "-n",
-      s.namespace,
-      "--subresource=status",
-      "--type=merge",
-      "-p",
-      JSON.stringify({ status: null }),
-    ]);
+    await wipeStatus(s.namespace, "restored");
     const again = await s.waitReady("restored", (o) => o.status?.keyId !== undefined);
     expect(again.status?.keyId).toBe(first.status?.keyId);
     expect((await s.stored("restored-api-key"))?.keyId).toBe(stored.keyId);
     expect(await authenticates(world, stored.value)).toBe(true);
     // No second key was issued, so none is live in nobody's hands.
     expect((await liveKeys(world, "restored")).map((k) => k.id)).toEqual([stored.keyId]);
+  });
+
+  it("a status wiped during a rotation's grace period still revokes the previous key", async () => {
+    const s = await world.scenario("ak-wiped-rotation");
+    await s.start();
+    // A grace period nearly as long as the interval: a previous key is live most of the time.
+    await s.create("rotating", { rotation: { interval: "8s", gracePeriod: "7s" } });
+    const rotated = await s.waitReady("rotating", (o) => o.status?.previousKeyId !== undefined);
+    const previous = rotated.status!.previousKeyId!;
+    await wipeStatus(s.namespace, "rotating");
+    // Nothing in the Secret names the previous key; it is found by its name on the platform.
+    await eventually(
+      async () => ((await liveKeys(world, "rotating")).some((k) => k.id === previous) ? undefined : true),
+      { what: `previous key ${previous} revoked after the wipe`, timeoutMs: 30_000 },
+    );
+    const stored = (await s.stored("rotating-api-key"))!;
+    expect(await authenticates(world, stored.value)).toBe(true);
   });
 
   it("Retain keeps the key and its Secret after the ApiKey is gone", async () => {
