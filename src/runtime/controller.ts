@@ -164,10 +164,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.informer.on({
       add: (o) => {
         this.cacheCaughtUp(o);
-        // An object appearing is first work, as the initial list is: in a storm of new objects
-        // (one `kubectl apply` of a thousand), changes and due requeues of the objects already
-        // in progress (a project's turn, a poll) go first instead of behind all of them.
-        this.queue?.add(objectKey(o), lowPriority);
+        this.enqueue(objectKey(o));
       },
       update: (_, o) => {
         this.cacheCaughtUp(o);

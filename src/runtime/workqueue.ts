@@ -3,14 +3,13 @@
 // it is being processed runs right after; delayed requests keep the earliest
 // time; failures back off per key with jitter, reset by `forget`.
 // Ready keys go out by priority, then in arrival order (controller-runtime's
-// priority queue): the initial list, resyncs and objects that newly appear queue
-// at `lowPriority`, so in a storm a change or a due poll does not wait behind
-// hundreds of them.
+// priority queue): the initial list and resyncs queue every key at `lowPriority`,
+// so in a storm a change or a due poll does not wait behind hundreds of them.
 // A key asked for again at a higher priority moves up; never down.
 
 /** Priority of watch events, polls and retries: the default. */
 export const normalPriority = 0;
-/** Priority of the initial list, of resyncs and of new objects: everything else goes first. */
+/** Priority of the initial list and of resyncs: everything else goes first. */
 export const lowPriority = -100;
 
 export interface BackoffOptions {
