@@ -135,6 +135,7 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
         log: emulator.requestLog.latest(),
         placements: all,
         readyAt: new Map([...watch.tracked].map(([name, t]) => [name, t.readyAt])),
+        reasons: new Map([...watch.tracked].map(([name, t]) => [name, t.reasons])),
         appliedAt: started,
         file: join(o.workDir, `trace-${o.label}.json`),
       });

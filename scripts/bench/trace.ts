@@ -35,6 +35,8 @@ export interface ProjectTrace {
 
 export interface RunTrace {
   projects: ProjectTrace[];
+  /** Per Ready reason a resource showed before Ready: how many showed it, and the median time they showed it. */
+  reasons: Record<string, { resources: number; p50Ms: number | undefined }>;
   /** Median, over all resources, of apply-to-Ready minus the resource's operation end: how late readiness was seen. */
   readySeenAfterEndP50Ms: number | undefined;
 }
@@ -58,6 +60,8 @@ export async function traceRun(o: {
   placements: readonly Placement[];
   /** Resource name -> when it was first Ready (epoch ms). */
   readyAt: ReadonlyMap<string, number | undefined>;
+  /** Resource name -> the Ready reasons it showed, in order, with when each was first seen. */
+  reasons: ReadonlyMap<string, readonly { at: number; reason: string }[]>;
   appliedAt: number;
   file: string;
 }): Promise<RunTrace> {
@@ -108,7 +112,18 @@ export async function traceRun(o: {
       operationLists: mine.filter((e) => e.route.endsWith("/operations") && e.method === "GET").length,
     });
   }
-  const trace = { projects, readySeenAfterEndP50Ms: percentile(readySeenAfterEnd, 50) };
+  const spans = new Map<string, number[]>();
+  for (const shown of o.reasons.values()) {
+    shown.forEach(({ at, reason }, i) => {
+      const until = shown[i + 1]?.at;
+      if (until === undefined) return;
+      spans.set(reason, [...(spans.get(reason) ?? []), until - at]);
+    });
+  }
+  const reasons = Object.fromEntries(
+    [...spans].map(([reason, ms]) => [reason, { resources: ms.length, p50Ms: percentile(ms, 50) }]),
+  );
+  const trace = { projects, reasons, readySeenAfterEndP50Ms: percentile(readySeenAfterEnd, 50) };
   await writeFile(o.file, JSON.stringify({ trace, log: o.log }, null, 1));
   return trace;
 }
@@ -123,6 +138,9 @@ export function describeTrace(trace: RunTrace): string[] {
     `trace: per project (mean of ${p.length}): first mutation ${avg((t) => t.firstSendMs)} after the apply; operations ${avg((t) => t.busyMs)}; lock idle between them ${avg((t) => t.idleMs)} (of it ${avg((t) => t.idleBeforeSendMs)} before any mutation was sent); tail to last Ready ${avg((t) => t.tailMs)}`,
     `trace: 423s while the project's own operation ran: ${sum(p.map((t) => t.lockedEarly))}; operations lists ${sum(p.map((t) => t.operationLists))}`,
     `trace: readiness seen after the operation's end, p50 ${seconds(trace.readySeenAfterEndP50Ms)}`,
+    `trace: Ready reasons shown before Ready (resources, median time shown): ${Object.entries(trace.reasons)
+      .map(([reason, r]) => `${reason} ${r.resources}, ${seconds(r.p50Ms)}`)
+      .join("; ")}`,
     ...(worst
       ? [
           `trace: slowest project ${worst.projectId}: first mutation ${seconds(worst.firstSendMs)}, operations ${seconds(worst.busyMs)}, idle ${seconds(worst.idleMs)}, tail ${seconds(worst.tailMs)}, 423s ${worst.lockedEarly}`,

@@ -16,6 +16,7 @@ export const cepKind: ResourceKind = {
 interface Condition {
   type: string;
   status: string;
+  reason?: string;
 }
 
 export interface CepObject extends KubeObject {
@@ -30,6 +31,8 @@ export interface Tracked {
   /** Generation -> when the bench first saw it. */
   generationSeenAt: Map<number, number>;
   lastStatus: string;
+  /** Each Ready condition reason the resource showed, with when the bench first saw it (for --trace). */
+  reasons: { at: number; reason: string }[];
 }
 
 function isReady(obj: CepObject): boolean {
@@ -79,12 +82,20 @@ export class CepWatch {
     const status = JSON.stringify(obj.status ?? null);
     let t = this.tracked.get(key);
     if (!t) {
-      t = { addedAt: now, statusWrites: obj.status ? 1 : 0, generationSeenAt: new Map(), lastStatus: status };
+      t = {
+        addedAt: now,
+        statusWrites: obj.status ? 1 : 0,
+        generationSeenAt: new Map(),
+        lastStatus: status,
+        reasons: [],
+      };
       this.tracked.set(key, t);
     } else if (status !== t.lastStatus) {
       t.statusWrites++;
       t.lastStatus = status;
     }
+    const reason = obj.status?.conditions?.find((c) => c.type === "Ready")?.reason;
+    if (reason !== undefined && t.reasons.at(-1)?.reason !== reason) t.reasons.push({ at: now, reason });
     const generation = obj.metadata.generation ?? 0;
     if (!t.generationSeenAt.has(generation)) t.generationSeenAt.set(generation, now);
     if (t.readyAt === undefined && isReady(obj)) {
