@@ -8,10 +8,9 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { cacheBase, stderrLog, type Log } from "../../tools/sandbox/go-build.ts";
-import { cleanHost, ensurePackages, output, podmanEnv, run, systemPath } from "../image/host.ts";
+import { cleanHost, ensurePackages, freePort, output, podmanEnv, run, systemPath } from "../image/host.ts";
 import { buildNodeBinaries, type NodeBinaries } from "./binaries.ts";
 import {
   nodeName,
@@ -99,17 +98,6 @@ async function daemon(
 
 /** The kubernetes Service's cluster IP (the first of the control plane's service range). */
 const kubernetesServiceIP = "10.96.0.1";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
