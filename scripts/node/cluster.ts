@@ -80,7 +80,9 @@ async function daemon(
   name: string,
   binary: string,
   args: string[],
-  env: NodeJS.ProcessEnv = process.env,
+  // The system's PATH: npm puts node_modules/.bin first, and a package there
+  // ships an `nft` of its own that kube-proxy would run instead of nftables'.
+  env: NodeJS.ProcessEnv = { ...process.env, PATH: systemPath },
 ): Promise<void> {
   const logs = join(nodeStateDir(), "logs");
   await mkdir(logs, { recursive: true });
