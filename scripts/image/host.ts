@@ -3,6 +3,7 @@
 // for a machine of this kind, and small helpers to run commands.
 import { execFile, spawn } from "node:child_process";
 import { mkdir, rm, rmdir, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { cacheBase } from "../../tools/sandbox/go-build.ts";
@@ -29,6 +30,18 @@ export function run(
 export async function output(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
   const { stdout } = await execFileAsync(cmd, args, { env, maxBuffer: 64 * 1024 * 1024 });
   return stdout;
+}
+
+/** A loopback port free now (another process could take it before the caller binds it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
 }
 
 /** The system's directories only: npm puts node_modules/.bin first, where a package may shadow one (`nft`). */

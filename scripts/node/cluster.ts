@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { cacheBase, stderrLog, type Log } from "../../tools/sandbox/go-build.ts";
-import { cleanHost, ensurePackages, output, podmanEnv, run, systemPath } from "../image/host.ts";
+import { cleanHost, ensurePackages, freePort, output, podmanEnv, run, systemPath } from "../image/host.ts";
 import { buildNodeBinaries, type NodeBinaries } from "./binaries.ts";
 import {
   nodeName,
@@ -80,7 +80,9 @@ async function daemon(
   name: string,
   binary: string,
   args: string[],
-  env: NodeJS.ProcessEnv = process.env,
+  // The system's PATH: npm puts node_modules/.bin first, and a package there
+  // ships an `nft` of its own that kube-proxy would run instead of nftables'.
+  env: NodeJS.ProcessEnv = { ...process.env, PATH: systemPath },
 ): Promise<void> {
   const logs = join(nodeStateDir(), "logs");
   await mkdir(logs, { recursive: true });
@@ -95,6 +97,9 @@ async function daemon(
   state.pids[name] = child.pid ?? 0;
   await writeState(state);
 }
+
+/** The kubernetes Service's cluster IP (the first of the control plane's service range). */
+const kubernetesServiceIP = "10.96.0.1";
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -260,8 +265,9 @@ export async function nodeUp(options: { log?: Log } = {}): Promise<NodeCluster> 
       `--cluster-cidr=${network.podCIDR}`,
       // Leave conntrack's limits as the host has them.
       "--conntrack-max-per-core=0",
-      "--healthz-bind-address=127.0.0.1:0",
-      "--metrics-bind-address=127.0.0.1:0",
+      // Free loopback ports: the defaults (10256, 10249) are fixed ones another process may hold.
+      `--healthz-bind-address=127.0.0.1:${await freePort()}`,
+      `--metrics-bind-address=127.0.0.1:${await freePort()}`,
     ]);
     await daemon(state, "kube-scheduler", binaries.kubeScheduler, [
       `--kubeconfig=${ready.kubeconfig}`,
@@ -284,6 +290,21 @@ export async function nodeUp(options: { log?: Log } = {}): Promise<NodeCluster> 
       const isReady = node.status.conditions?.some((c) => c.type === "Ready" && c.status === "True");
       // The node lifecycle controller lifts the not-ready taint kubelet registers with.
       return isReady && (node.spec.taints ?? []).length === 0 ? true : undefined;
+    });
+    // Pods reach the API server through the kubernetes Service: kube-proxy's rules must be in place.
+    await until("the kubernetes Service answering on its cluster IP", 60_000, async () => {
+      for (const [name, pid] of Object.entries(state.pids)) {
+        if (!alive(pid)) throw new Error(`${name} exited; see ${join(dir, "logs", `${name}.log`)}`);
+      }
+      const answer = await output(binaries.kubectl, [
+        `--kubeconfig=${ready.kubeconfig}`,
+        `--server=https://${kubernetesServiceIP}:443`,
+        "--request-timeout=2s",
+        "get",
+        "--raw",
+        "/readyz",
+      ]);
+      return answer.trim() === "ok" ? true : undefined;
     });
     state.cluster = { ...cluster };
     delete (state.cluster as Partial<NodeCluster>).binaries;

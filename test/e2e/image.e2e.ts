@@ -5,13 +5,12 @@
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { chmod, copyFile, mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildImage, type ImageBuild } from "../../scripts/image/main.ts";
-import { cleanHost, ensurePackages, podmanEnv, podmanHostPaths } from "../../scripts/image/host.ts";
+import { cleanHost, ensurePackages, freePort, podmanEnv, podmanHostPaths } from "../../scripts/image/host.ts";
 import { startControlPlane, type ControlPlane } from "../../tools/sandbox/controlplane.ts";
 import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { eventually } from "../support/kube.ts";
@@ -27,17 +26,6 @@ const containers: string[] = [];
 
 const podman = async (...args: string[]): Promise<string> =>
   (await exec("podman", args, { env, maxBuffer: 16 * 1024 * 1024 })).stdout;
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => done(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 /** Every path in the tree under `root`, relative to it. */
 function walk(root: string, dir = ""): string[] {

@@ -220,6 +220,43 @@ describe("deploy/base on a real node", () => {
     await gone("the key", async () => (await listed()) === undefined);
   });
 
+  it("stays under its memory limit, by the kubelet's own figures; Node sizes its heap from the cgroup", async () => {
+    const summary = JSON.parse(
+      await kubectl(["get", "--raw", `/api/v1/nodes/${cluster!.nodeName}/proxy/stats/summary`]),
+    ) as {
+      pods: {
+        podRef: { name: string; namespace: string };
+        containers?: { name: string; memory?: { workingSetBytes?: number } }[];
+      }[];
+    };
+    const pods = summary.pods.filter((p) => p.podRef.namespace === operatorNamespace);
+    expect(pods).toHaveLength(2);
+    const limit = 256 * 2 ** 20; // deploy/base's memory limit
+    for (const pod of pods) {
+      const workingSet = pod.containers?.find((c) => c.name === "operator")?.memory?.workingSetBytes ?? 0;
+      process.stdout.write(`${pod.podRef.name}: working set ${(workingSet / 2 ** 20).toFixed(1)} MiB\n`);
+      expect(workingSet).toBeGreaterThan(0);
+      expect(workingSet).toBeLessThan(limit);
+    }
+    const [name] = pods.map((p) => p.podRef.name);
+    const figures = JSON.parse(
+      await kubectl([
+        "-n",
+        operatorNamespace,
+        "exec",
+        name ?? "",
+        "--",
+        "node",
+        "-p",
+        "JSON.stringify({ limit: process.constrainedMemory(), heap: v8.getHeapStatistics().heap_size_limit })",
+      ]),
+    ) as { limit: number; heap: number };
+    process.stdout.write(
+      `in the pod: cgroup limit ${(figures.limit / 2 ** 20).toFixed(0)} MiB, heap limit ${(figures.heap / 2 ** 20).toFixed(0)} MiB\n`,
+    );
+    expect(figures.limit).toBe(limit);
+  });
+
   it("hands over when the leading pod is deleted mid-work: nothing duplicated or lost", async () => {
     await endpointsThrough("br-staging", "handover", async (holder) => {
       await kubectl(["-n", operatorNamespace, "delete", "pod", holder, "--wait=false"]);
