@@ -208,16 +208,7 @@ describe("deploy/base on a real node", () => {
     };
     expect(Buffer.from(secret.data.apiKey, "base64").toString().length).toBeGreaterThan(0);
 
-    await kubectl([
-      "-n",
-      workNamespace,
-      "delete",
-      "computeendpoint",
-      "web",
-      "apikey",
-      "ci",
-      "--timeout=120s",
-    ]);
+    await kubectl(["-n", workNamespace, "delete", "computeendpoint/web", "apikey/ci", "--timeout=120s"]);
     await gone("the endpoint", async () => !(await onBranch("br-dev")).includes(id ?? ""));
     await gone("the key", async () => (await listed()) === undefined);
   });
