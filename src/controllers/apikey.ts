@@ -156,10 +156,16 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
     const keys = await this.keys.fresh(pass.client);
     const secret = await pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
     // Ours only if the platform knows it under a name we gave: a user may have written any id there.
+    // A status that lost its key (a restore without status) still has the Secret this ApiKey
+    // controls: the key it holds is ours when the platform lists it under this ApiKey's names.
+    const statusLost = status.keyId === undefined && !status.pendingKeyName;
+    const controlled = secret !== undefined && isControlledBy(secret, k.obj);
     const inSecret = keys.find(
       (key) =>
         key.id === storedKey(secret)?.keyId &&
-        (key.id === status.keyId || key.name === status.pendingKeyName),
+        (key.id === status.keyId ||
+          key.name === status.pendingKeyName ||
+          (statusLost && controlled && key.name.startsWith(`${k.keyName}-`))),
     )?.id;
     const ours = new Set<number>();
     for (const id of [status.keyId, status.previousKeyId, inSecret]) if (id !== undefined) ours.add(id);

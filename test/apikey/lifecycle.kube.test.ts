@@ -154,6 +154,25 @@ describe("an ApiKey on the real API server and the emulator", () => {
     expect(await authenticates(world, stored.value)).toBe(true);
   });
 
+  it("an ApiKey deleted after its status was wiped still revokes the key in its Secret", async () => {
+    const s = await world.scenario("ak-wiped-delete");
+    const controller = await s.start();
+    await s.create("gone");
+    const ready = await s.waitReady("gone");
+    const stored = (await s.stored("gone-api-key"))!;
+    // Restored from a backup without status while no operator runs, then deleted at once.
+    await s.stop(controller);
+    await wipeStatus(s.namespace, "gone");
+    await kubectl(["delete", "apikey", "gone", "-n", s.namespace, "--wait=false"]);
+    await s.start();
+    await eventually(async () => ((await s.get("gone")) === undefined ? true : undefined), {
+      what: "the ApiKey gone",
+    });
+    expect(ready.status?.keyId).toBe(stored.keyId);
+    expect(await authenticates(world, stored.value)).toBe(false);
+    expect(await liveKeys(world, "gone")).toEqual([]);
+  });
+
   it("Retain keeps the key and its Secret after the ApiKey is gone", async () => {
     const s = await world.scenario("ak-retain");
     await s.start();
