@@ -30,7 +30,7 @@ import {
   type BranchStep,
 } from "./branch-steps.ts";
 import { statusOperations } from "./computeendpoint-status.ts";
-import { firstLook, nextPoll } from "./computeendpoint-polling.ts";
+import { firstLook, nextPoll, observeMaxAge } from "./computeendpoint-polling.ts";
 import { managedController } from "./managed/controller.ts";
 import { Problem } from "./managed/failures.ts";
 import { lastChange, mutationOptions } from "./managed/operations.ts";
@@ -68,9 +68,11 @@ const resolvedParents = new WeakMap<object, string | undefined>();
 
 class Branches implements ExternalClient<BranchSpec, S, BranchStep> {
   private readonly pollMs: number;
+  private readonly resyncMs: number;
 
   constructor(options: KindControllerOptions) {
     this.pollMs = options.pollIntervalMs ?? 5_000;
+    this.resyncMs = options.resyncPeriodMs ?? 600_000;
   }
 
   async observe(pass: BrPass): Promise<Observation<S, BranchStep>> {
@@ -97,12 +99,15 @@ class Branches implements ExternalClient<BranchSpec, S, BranchStep> {
           status: { currentState: "deleted", pendingState: undefined, operations: undefined },
         });
       }
-      // About to create: its parent must be known first.
+      // About to create: its parent must be known first (a parent named but not in a snapshot that
+      // may be as old as the resync period is looked for again in a fresh list).
+      const parentName = spec.parent?.branchName;
+      const parentListed = parentName === undefined || list.some((b) => b.name === parentName);
       const parent = resolveParent(
         pass.obj as BranchObject,
         spec,
         pass.cache<BranchObject>(branchResourceKind),
-        list ?? (await listOf(pass)),
+        parentListed ? list : await this.branches(pass, 0),
       );
       if (parent.state === "waiting") {
         // A Branch's own changes wake only itself: its parent is looked at again on the poll tick.
@@ -312,26 +317,32 @@ class Branches implements ExternalClient<BranchSpec, S, BranchStep> {
   }
 
   /**
-   * The branch this resource stands for: by id (adopted or recorded) with one GET, else by name
-   * in the project's list (the list is returned for the parent's lookup).
+   * The branch this resource stands for: by id (adopted or recorded), else by name, in the
+   * project's branch snapshot, shared with the project's other Branches and kept current by this
+   * operator's own changes (platform/snapshot.ts), so a create storm does not list the project
+   * once per resource and pass. The snapshot may be as old as the resync period: where changes
+   * made elsewhere matter (a branch missing by id, deleted or expired; one not usable yet, whose
+   * change this operator did not see answered) a fresh list decides. The list is returned for
+   * the parent's lookup.
    */
-  private async find(pass: BrPass): Promise<{ branch: Branch | undefined; list?: Branch[] }> {
-    const { spec, status, client } = pass;
+  private async find(pass: BrPass): Promise<{ branch: Branch | undefined; list: readonly Branch[] }> {
+    const { spec, status } = pass;
     const id = spec.branchId ?? status.branchId;
+    const name = desiredName(spec, pass.obj.metadata.uid ?? "");
+    const match = (list: readonly Branch[]) =>
+      id ? list.find((b) => b.id === id) : list.find((b) => b.name === name);
+    const list = await this.branches(pass, observeMaxAge(pass.obj, this.resyncMs));
+    const found = match(list);
+    if (found ? usable(found) && !expired(found, pass.now()) : !id) return { branch: found, list };
+    const fresh = await this.branches(pass, 0);
+    return { branch: match(fresh), list: fresh };
+  }
+
+  /** The project's branches from a list no older than `maxAgeMs`. */
+  private async branches(pass: BrPass, maxAgeMs: number): Promise<readonly Branch[]> {
+    const { spec, client } = pass;
     try {
-      if (id) {
-        try {
-          return { branch: await client.getBranch(spec.projectId, id, { signal: pass.signal }) };
-        } catch (err) {
-          if (!(err instanceof NotFoundError)) throw err;
-          // The branch, or the project: a missing project reads differently.
-          await listOf(pass);
-          return { branch: undefined };
-        }
-      }
-      const list = await listOf(pass);
-      const name = desiredName(spec, pass.obj.metadata.uid ?? "");
-      return { branch: list.find((b) => b.name === name), list };
+      return await client.branchSnapshot(spec.projectId, { maxAgeMs });
     } catch (err) {
       if (err instanceof NotFoundError) {
         throw new Problem("ProjectNotFound", `project ${spec.projectId} not found`, {
@@ -344,8 +355,9 @@ class Branches implements ExternalClient<BranchSpec, S, BranchStep> {
   }
 }
 
-function listOf(pass: BrPass): Promise<Branch[]> {
-  return pass.client.listBranches(pass.spec.projectId, { signal: pass.signal });
+/** Past its expiry: the platform deletes it then, so a list from before may still show it. */
+function expired(branch: Branch, now: Date): boolean {
+  return branch.expiresAt !== undefined && Date.parse(branch.expiresAt) <= now.getTime();
 }
 
 /** The branch's own fields, as `kubectl get -o yaml` should show them. */

@@ -74,7 +74,7 @@ import {
   roleMutationWire,
   rolesResponseWire,
 } from "./branch-content-schemas.ts";
-import { EndpointSnapshot } from "./snapshot.ts";
+import { BranchSnapshot, EndpointSnapshot } from "./snapshot.ts";
 import { OperationDurations } from "./durations.ts";
 import {
   LockedError,
@@ -104,7 +104,7 @@ export interface PlatformClientOptions extends TransportTimeouts {
   retry?: RetryOptions;
   /** Interval between looks at running operations. Default 5 s (the platform's recommendation). */
   pollIntervalMs?: number;
-  /** How long an endpoint list is shared by readers of the same project. Default 1 s. */
+  /** How long an endpoint or branch list is shared by readers of the same project. Default 1 s. */
   snapshotWindowMs?: number;
   operations?: OperationsTrackerOptions;
   /** How running operations are looked at (overrides `operations.polling`). Default `batched`. */
@@ -140,6 +140,7 @@ export class PlatformClient implements OperationsSource {
   private readonly transport: Transport;
   private readonly exchange: Exchange;
   private readonly snapshots: EndpointSnapshot;
+  private readonly branchSnapshots: BranchSnapshot;
   private readonly trackers = new Map<string, OperationsTracker>();
   /** Typical operation durations, shared by the client's projects (they are the platform's). */
   private readonly durations = new OperationDurations();
@@ -188,6 +189,9 @@ export class PlatformClient implements OperationsSource {
     this.snapshots = new EndpointSnapshot((projectId) => this.listEndpoints(projectId), {
       windowMs: options.snapshotWindowMs,
     });
+    this.branchSnapshots = new BranchSnapshot((projectId) => this.listBranches(projectId), {
+      windowMs: options.snapshotWindowMs,
+    });
   }
 
   private run<T>(call: RouteCall<T>): Promise<T> {
@@ -215,9 +219,7 @@ export class PlatformClient implements OperationsSource {
         ? await this.gate.run(projectId, send, (r) => r?.operations ?? [], options)
         : await send();
     } catch (err) {
-      const notApplied =
-        err instanceof ProjectBusyError || err instanceof LockedError || err instanceof RateLimitedError;
-      if (!notApplied) this.snapshots.invalidate(projectId);
+      if (!notApplied(err)) this.snapshots.invalidate(projectId);
       throw err;
     }
     if (result) this.snapshots.record(projectId, result.endpoint, removes);
@@ -542,11 +544,18 @@ export class PlatformClient implements OperationsSource {
       ...options,
     });
     for (const op of outcome.operations) this.durations.observe(op);
-    // What the snapshot shows of the endpoints they changed follows their outcome.
-    if (outcome.state === "failed") this.snapshots.invalidate(projectId);
+    // What the snapshots show of the endpoints and branches they changed follows their outcome.
+    if (outcome.state === "failed") {
+      this.snapshots.invalidate(projectId);
+      this.branchSnapshots.invalidate(projectId);
+    }
     if (outcome.state === "finished") {
       const endpoints = new Set(outcome.operations.map((op) => op.endpointId));
       for (const endpointId of endpoints) if (endpointId) this.snapshots.settle(projectId, endpointId);
+      // An operation on one of the branch's endpoints (start_compute, apply_config) leaves the
+      // branch's state as it was: only the branch's own operations settle it.
+      const branches = new Set(outcome.operations.filter((op) => !op.endpointId).map((op) => op.branchId));
+      for (const branchId of branches) if (branchId) this.branchSnapshots.settle(projectId, branchId);
     }
     return outcome;
   }
@@ -579,6 +588,15 @@ export class PlatformClient implements OperationsSource {
     return response.branches;
   }
 
+  /**
+   * The project's branches, sharing one list request with other readers (single-flight) for as
+   * long as they accept a list of that age (default `snapshotWindowMs`); kept current by this
+   * client's own branch mutations (create, update, delete, restore) and their operations.
+   */
+  branchSnapshot(projectId: string, options: { maxAgeMs?: number } = {}): Promise<readonly Branch[]> {
+    return this.branchSnapshots.get(projectId, options.maxAgeMs);
+  }
+
   async getBranch(projectId: string, branchId: string, options: CallOptions = {}): Promise<Branch> {
     const response = await this.run({
       method: "GET",
@@ -602,6 +620,7 @@ export class PlatformClient implements OperationsSource {
   ): Promise<BranchMutation> {
     return this.mutateBranch(
       projectId,
+      undefined,
       {
         method: "POST",
         template: "/projects/{project_id}/branches",
@@ -622,6 +641,7 @@ export class PlatformClient implements OperationsSource {
   ): Promise<BranchMutation> {
     return this.mutateBranch(
       projectId,
+      branchId,
       {
         method: "PATCH",
         template: "/projects/{project_id}/branches/{branch_id}",
@@ -644,6 +664,7 @@ export class PlatformClient implements OperationsSource {
   ): Promise<BranchMutation | undefined> {
     return this.mutateBranch(
       projectId,
+      branchId,
       {
         method: "DELETE",
         template: "/projects/{project_id}/branches/{branch_id}",
@@ -723,23 +744,32 @@ export class PlatformClient implements OperationsSource {
    * Restores a branch from another branch's head: with its parent as source, a reset from the
    * parent. The answer carries the restore's operations; the branch's endpoints restart with it.
    */
-  restoreBranch(
+  async restoreBranch(
     projectId: string,
     branchId: string,
     spec: BranchRestoreSpec,
     options: MutationOptions = {},
   ): Promise<BranchRestore> {
-    return this.mutateInProjectTurn(
-      projectId,
-      {
-        method: "POST",
-        template: "/projects/{project_id}/branches/{branch_id}/restore",
-        path: `/projects/${id(projectId)}/branches/${id(branchId)}/restore`,
-        body: restoreBody(spec),
-        schema: branchRestoreWire,
-      },
-      options,
-    );
+    let result: BranchRestore;
+    try {
+      result = await this.mutateInProjectTurn(
+        projectId,
+        {
+          method: "POST",
+          template: "/projects/{project_id}/branches/{branch_id}/restore",
+          path: `/projects/${id(projectId)}/branches/${id(branchId)}/restore`,
+          body: restoreBody(spec),
+          schema: branchRestoreWire,
+        },
+        options,
+      );
+    } catch (err) {
+      if (!notApplied(err)) this.branchSnapshots.invalidate(projectId);
+      throw err;
+    }
+    // The branch as the answer shows it: its operations settle it (branch-level ones).
+    this.branchSnapshots.record(projectId, result.branch);
+    return result;
   }
 
   /**
@@ -761,28 +791,35 @@ export class PlatformClient implements OperationsSource {
   }
 
   /**
-   * A branch mutation in the project's turn. Endpoints it creates or removes (a deleted branch's)
-   * are not in the endpoint snapshot's view: the next reader of the project lists again.
+   * A branch mutation in the project's turn. Its answer is recorded in the project's branch
+   * snapshot (a 204 to a DELETE removes the branch); a mutation that failed, or whose outcome is
+   * unknown, makes the next reader list the branches again, as with endpoints (`mutateEndpoint`).
+   * Endpoints it creates or removes (a deleted branch's) are not in the endpoint snapshot's view:
+   * the next reader of the project lists them again.
    */
   private async mutateBranch(
     projectId: string,
+    branchId: string | undefined,
     call: RouteCall<BranchMutation | undefined>,
     options: MutationOptions,
   ): Promise<BranchMutation | undefined> {
     const send = () => this.run({ ...call, signal: options.signal });
+    let result: BranchMutation | undefined;
     try {
-      const result = this.gate
+      result = this.gate
         ? await this.gate.run(projectId, send, (r) => r?.operations ?? [], options)
         : await send();
-      if (call.method === "DELETE" || (result?.endpoints.length ?? 0) > 0)
-        this.snapshots.invalidate(projectId);
-      return result;
     } catch (err) {
-      const notApplied =
-        err instanceof ProjectBusyError || err instanceof LockedError || err instanceof RateLimitedError;
-      if (!notApplied && call.method !== "PATCH") this.snapshots.invalidate(projectId);
+      if (!notApplied(err)) {
+        this.branchSnapshots.invalidate(projectId);
+        if (call.method !== "PATCH") this.snapshots.invalidate(projectId);
+      }
       throw err;
     }
+    if (call.method === "DELETE" || (result?.endpoints.length ?? 0) > 0) this.snapshots.invalidate(projectId);
+    if (result) this.branchSnapshots.record(projectId, result.branch, call.method === "DELETE");
+    else if (branchId !== undefined) this.branchSnapshots.remove(projectId, branchId);
+    return result;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -856,6 +893,11 @@ export class PlatformClient implements OperationsSource {
     }).catch(passwordNotStored(projectId));
     return response.uri;
   }
+}
+
+/** A failure after which the platform certainly did not apply the change: held back, 423, 429. */
+function notApplied(err: unknown): boolean {
+  return err instanceof ProjectBusyError || err instanceof LockedError || err instanceof RateLimitedError;
 }
 
 /** A 412 to a password read: the project does not store passwords. */

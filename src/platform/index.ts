@@ -50,5 +50,11 @@ export type {
   Role,
   RoleMutation,
 } from "./branch-content-schemas.ts";
-export { EndpointSnapshot, type EndpointSnapshotOptions } from "./snapshot.ts";
+export {
+  BranchSnapshot,
+  EndpointSnapshot,
+  ProjectSnapshot,
+  type SnapshotItem,
+  type SnapshotOptions,
+} from "./snapshot.ts";
 export type { TransportTimeouts } from "./transport.ts";
