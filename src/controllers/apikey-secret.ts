@@ -4,7 +4,14 @@
 // ApiKey so it goes with it and its changes wake the controller.
 import { createHash } from "node:crypto";
 import { fieldManager } from "../api/group.ts";
-import { ContentType, KubeApiError, type KubeClient, type KubeObject } from "../runtime/index.ts";
+import {
+  ContentType,
+  controllerReference,
+  isControlledBy,
+  KubeApiError,
+  type KubeClient,
+  type KubeObject,
+} from "../runtime/index.ts";
 import { decodeSecretValue, secretKind, type Secret } from "./credentials.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
@@ -41,10 +48,6 @@ export function storedKey(secret: Secret | undefined): StoredKey | undefined {
   };
 }
 
-export function isControlledBy(secret: Secret, owner: KubeObject): boolean {
-  return (secret.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata.uid);
-}
-
 /** A Secret of that name exists and is not this ApiKey's: overwriting it could lose someone's key. */
 export class SecretConflictError extends Error {
   readonly reason = "SecretConflict";
@@ -64,16 +67,7 @@ function keySecret(owner: SecretOwner, name: string, key: { id: number; value: s
       name,
       namespace: owner.metadata.namespace,
       labels: { [managedByLabel]: managedByValue, [apiKeyLabel]: owner.metadata.name ?? "" },
-      ownerReferences: [
-        {
-          apiVersion: owner.apiVersion,
-          kind: owner.kind,
-          name: owner.metadata.name ?? "",
-          uid: owner.metadata.uid ?? "",
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [controllerReference(owner)],
     },
     type: "Opaque",
     data: {

@@ -5,17 +5,11 @@
 import { ApiKeySpec, type ApiKeyStatus } from "../api/apikey.ts";
 import { apiKeyKind } from "../api/index.ts";
 import type { ApiKey } from "../platform/index.ts";
-import type { Controller } from "../runtime/index.ts";
+import { isControlledBy, type Controller } from "../runtime/index.ts";
 import { issueKey } from "./apikey-issue.ts";
 import { KeyListCache } from "./apikey-keylist.ts";
 import { KeyPass, type ApiKeyObject } from "./apikey-pass.ts";
-import {
-  apiKeyLabel,
-  deleteKeySecret,
-  isControlledBy,
-  releaseKeySecret,
-  storedKey,
-} from "./apikey-secret.ts";
+import { apiKeyLabel, deleteKeySecret, releaseKeySecret, storedKey } from "./apikey-secret.ts";
 import { secretKind, type Secret } from "./credentials.ts";
 import { managedController } from "./managed/controller.ts";
 import type { Change, Deletion, ExternalClient, ManagedKind, Observation, Pass } from "./managed/types.ts";

@@ -3,7 +3,7 @@
 // platform's roles and the user's own Secrets.
 import type { ComputeEndpointStatus } from "../api/computeendpoint.ts";
 import { apiVersion, fieldManager } from "../api/group.ts";
-import { jsonEqual, type KubeClient, type KubeObject } from "../runtime/index.ts";
+import { controllerReference, jsonEqual, type KubeClient, type KubeObject } from "../runtime/index.ts";
 import { Problem } from "./managed/failures.ts";
 
 export const configMapKind = { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap" } as const;
@@ -60,16 +60,7 @@ export async function publishConnection(
         name,
         namespace: owner.metadata.namespace,
         labels: { "app.kubernetes.io/managed-by": "neon-cloud-operator" },
-        ownerReferences: [
-          {
-            apiVersion,
-            kind: "ComputeEndpoint",
-            name: owner.metadata.name ?? "",
-            uid: owner.metadata.uid ?? "",
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [controllerReference({ ...owner, apiVersion, kind: "ComputeEndpoint" })],
       },
       data,
     },

@@ -19,7 +19,6 @@ import { nextPoll } from "./computeendpoint-polling.ts";
 import {
   checkOwnership,
   connectionOf,
-  isControlledBy,
   isCurrent,
   passwordOf,
   parseConnectionUri,
@@ -31,7 +30,7 @@ import { secretKind, type Secret } from "./credentials.ts";
 import { Problem } from "./managed/failures.ts";
 import { describeOperations, mutationOptions } from "./managed/operations.ts";
 import type { Pass, Published } from "./managed/types.ts";
-import type { KubeObject } from "../runtime/index.ts";
+import { isControlledBy, type KubeObject } from "../runtime/index.ts";
 
 type S = ComputeEndpointStatus;
 type CePass = Pass<ResolvedComputeEndpointSpec, S>;

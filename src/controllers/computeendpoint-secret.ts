@@ -6,7 +6,7 @@
 // cache whether it is current without reading it or asking the platform.
 import { createHash } from "node:crypto";
 import { apiVersion, fieldManager, group } from "../api/group.ts";
-import type { KubeClient, KubeObject } from "../runtime/index.ts";
+import { controllerReference, isControlledBy, type KubeClient, type KubeObject } from "../runtime/index.ts";
 import { secretKind, type Secret } from "./credentials.ts";
 import { Problem } from "./managed/failures.ts";
 
@@ -103,10 +103,6 @@ export function connectionOf(target: SecretTarget): string {
   return createHash("sha256").update(parts.join("\n")).digest("hex").slice(0, 16);
 }
 
-export function isControlledBy(secret: KubeObject, owner: KubeObject): boolean {
-  return (secret.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata.uid);
-}
-
 /** A Secret of that name that this ComputeEndpoint does not control is never overwritten. */
 export function checkOwnership(secret: KubeObject | undefined, owner: KubeObject, name: string): void {
   if (secret && !isControlledBy(secret, owner)) {
@@ -150,16 +146,7 @@ export async function writeConnectionSecret(
         [passwordOfAnnotation]: passwordOf(target),
         [connectionOfAnnotation]: connectionOf(target),
       },
-      ownerReferences: [
-        {
-          apiVersion,
-          kind: "ComputeEndpoint",
-          name: owner.metadata.name ?? "",
-          uid: owner.metadata.uid ?? "",
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [controllerReference({ ...owner, apiVersion, kind: "ComputeEndpoint" })],
     },
     type: "Opaque",
     data: Object.fromEntries(

@@ -37,6 +37,7 @@ export {
   type Store,
 } from "./informer.ts";
 export * from "./kube.ts";
+export { controllerReference, isControlledBy } from "./ownership.ts";
 export { LeaderElector, leaseKind, type LeaderElectionOptions, type LeaderCallbacks } from "./leader.ts";
 export {
   createLogger,
