@@ -71,6 +71,11 @@ async function whoAmI(config: pg.ClientConfig): Promise<{ user: string; database
   }
 }
 
+/** A merge patch of a ComputeEndpoint's spec, as `kubectl patch --type=merge` sends it. */
+async function patchSpec(name: string, spec: Record<string, unknown>): Promise<void> {
+  await kubectl(["patch", "cep", name, "-n", h.namespace, "--type=merge", "-p", JSON.stringify({ spec })]);
+}
+
 const mainBranch = async (projectId: string) =>
   (await h.platform.listBranches(projectId)).find((b) => b.default)?.id ?? "";
 
@@ -195,29 +200,11 @@ describe("connection Secret", () => {
   it("asks the platform again only when something the Secret depends on changes", async () => {
     const before = served(connectionUri);
     // A change of the endpoint (a new generation, an update, its operations, polls) reads nothing.
-    await kubectl([
-      "patch",
-      "cep",
-      "web",
-      "-n",
-      h.namespace,
-      "--type=merge",
-      "-p",
-      JSON.stringify({ spec: { computeUnits: { min: 0.5 } } }),
-    ]);
+    await patchSpec("web", { computeUnits: { min: 0.5 } });
     await readyWith("web", (o) => o.status?.computeUnits?.min === 0.5);
     expect(served(connectionUri)).toBe(before);
     // Another database: read once, and the Secret says so.
-    await kubectl([
-      "patch",
-      "cep",
-      "web",
-      "-n",
-      h.namespace,
-      "--type=merge",
-      "-p",
-      JSON.stringify({ spec: { connectionSecret: { database: "postgres" } } }),
-    ]);
+    await patchSpec("web", { connectionSecret: { database: "postgres" } });
     // The branch has no database "postgres": the platform refuses the read, the resource says so.
     const refused = await eventually(
       async () => {
@@ -229,16 +216,7 @@ describe("connection Secret", () => {
     expect(refused.reason).toBe("ConnectionTargetNotFound");
     expect(refused.message).toContain('database "postgres"');
     expect(served(connectionUri)).toBeGreaterThan(before);
-    await kubectl([
-      "patch",
-      "cep",
-      "web",
-      "-n",
-      h.namespace,
-      "--type=merge",
-      "-p",
-      JSON.stringify({ spec: { connectionSecret: { database: "neondb" } } }),
-    ]);
+    await patchSpec("web", { connectionSecret: { database: "neondb" } });
     await readyWith("web");
   });
 
@@ -284,32 +262,13 @@ describe("connection Secret", () => {
     expect(applied.length).toBeGreaterThan(0);
     expect(applied.every((op) => op.status === "finished" || op.status === "skipped")).toBe(true);
     // The same value on the next passes does nothing (a new generation is one more pass for sure).
-    await kubectl([
-      "patch",
-      "cep",
-      "web",
-      "-n",
-      h.namespace,
-      "--type=merge",
-      "-p",
-      JSON.stringify({ spec: { connectionConfigMapName: "web-conn" } }),
-    ]);
+    await patchSpec("web", { connectionConfigMapName: "web-conn" });
     await readyWith("web");
     expect(resets()).toBe(resetsBefore + 1);
   });
 
   it("moves to a new name: the old Secret is deleted, the new one written", async () => {
-    const patch = (name: string) =>
-      kubectl([
-        "patch",
-        "cep",
-        "web",
-        "-n",
-        h.namespace,
-        "--type=merge",
-        "-p",
-        JSON.stringify({ spec: { connectionSecret: { name } } }),
-      ]);
+    const patch = (name: string) => patchSpec("web", { connectionSecret: { name } });
     await patch("web-db-2");
     const data = await secretWith("web-db-2");
     expect(data.PGPASSWORD).toBe(await h.platform.revealPassword("proj-alpha", "br-dev", "neondb_owner"));
@@ -348,16 +307,7 @@ describe("connection Secret", () => {
     expect(await secretData("vault-db")).toBeUndefined();
     expect(resets()).toBe(resetsBefore);
 
-    await kubectl([
-      "patch",
-      "cep",
-      "vault",
-      "-n",
-      h.namespace,
-      "--type=merge",
-      "-p",
-      JSON.stringify({ spec: { connectionSecret: { allowPasswordReset: true } } }),
-    ]);
+    await patchSpec("vault", { connectionSecret: { allowPasswordReset: true } });
     const data = await secretWith("vault-db");
     await readyWith("vault", (o) => o.status?.connectionSecret?.name === "vault-db");
     expect(data.PGUSER).toBe("neondb_owner");
