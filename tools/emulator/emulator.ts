@@ -210,6 +210,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faults,
     requestLog,
     postgresRunning: store && (() => store.running),
+    postgres: front,
     reset() {
       // The jitter restarts from the seed too, so a reset run repeats the first one.
       const fresh = seedWorld({ ...worldOptions, random: seededRandom(randomSeed) }, pinnedSeed);
@@ -370,7 +371,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const now = clock.now();
       target.world.advance(now);
       const ctx: AdminContext = { target, params: match.params, query, body, now };
-      const response = (match.store as (typeof adminRoutes)[number]).handle(ctx);
+      const response = await (match.store as (typeof adminRoutes)[number]).handle(ctx);
       if ("empty" in response) sendEmpty(res, response.status, requestId);
       else {
         sendJson(
