@@ -64,6 +64,8 @@ export interface EmulatorOptions {
    * body (default, as the OpenAPI document says), or 404 as for other unknown objects.
    */
   missingEndpointDelete?: 204 | 404;
+  /** The most branches one page of the branch list holds, whatever `limit` asks (default 10,000). */
+  branchPageMax?: number;
   /**
    * Leave out response fields the OpenAPI document marks deprecated (`pooler_enabled`,
    * `pooler_mode`, `cpu_used_sec`, `primary`, `login`), as the platform may once their sunset passes
@@ -201,6 +203,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const shape: ResponseShape = {
     missingEndpointDelete: options.missingEndpointDelete ?? defaultResponseShape.missingEndpointDelete,
     dropDeprecatedFields: options.dropDeprecatedFields ?? defaultResponseShape.dropDeprecatedFields,
+    branchPageMax: options.branchPageMax ?? defaultResponseShape.branchPageMax,
   };
   const target: AdminTarget = {
     world,
