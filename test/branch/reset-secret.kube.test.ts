@@ -12,6 +12,7 @@ import {
 import type { Secret } from "../../src/controllers/credentials.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
+import { endpoint } from "../computeendpoint/scenario.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import { branch, branches, condition, endpoints, ready, served } from "./scenario.ts";
@@ -25,15 +26,6 @@ const factory = together(
 );
 
 const resetPassword = "POST /projects/:project_id/branches/:branch_id/roles/:role_name/reset_password";
-
-function endpoint(name: string, spec: Record<string, unknown>) {
-  return {
-    apiVersion: "neoncloud.dev/v1alpha1",
-    kind: "ComputeEndpoint",
-    metadata: { name },
-    spec: { projectId: "proj-alpha", ...spec },
-  };
-}
 
 async function secretData(name: string): Promise<Record<string, string> | undefined> {
   const out = await kubectl(["get", "secret", name, "-n", h.namespace, "-o", "json", "--ignore-not-found"]);
