@@ -53,6 +53,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const metricsUrl = `http://127.0.0.1:${port}`;
   const args = [
     ...options.build.nodeFlags,
+    ...(process.env.BENCH_OPERATOR_NODE_FLAGS ?? "").split(/\s+/).filter((f) => f !== ""),
     options.build.cli,
     "run",
     `--platform-base-url=${options.platformUrl}`,

@@ -84,7 +84,10 @@ export class CepWatch {
     if (!t) {
       t = {
         addedAt: now,
-        statusWrites: obj.status ? 1 : 0,
+        // The status an object is first seen with is the API server's: the CRD defaults it to
+        // {observedGeneration: 0} on creation (so kstatus reads a new object as InProgress). No
+        // one wrote it, so only changes after it count.
+        statusWrites: 0,
         generationSeenAt: new Map(),
         lastStatus: status,
         reasons: [],

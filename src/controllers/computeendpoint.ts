@@ -137,9 +137,14 @@ class ComputeEndpoints implements ExternalClient<ResolvedComputeEndpointSpec, S,
     const name = creationName(obj.metadata.uid ?? "");
     let result: EndpointMutation;
     try {
-      result = await pass.client.createEndpoint(spec.projectId, createSpec(spec, name), {
-        signal: pass.signal,
-      });
+      // With the resource as its ticket: in a busy project the create is handed back with the
+      // time of its turn, instead of holding a worker asleep until then (one of four, and twenty
+      // projects to serve).
+      result = await pass.client.createEndpoint(
+        spec.projectId,
+        createSpec(spec, name),
+        mutationOptions(pass),
+      );
     } catch (err) {
       throw platformProblem(err, spec.branchId);
     }

@@ -158,6 +158,42 @@ describe("controller on the real API server", () => {
     expect((stored?.status as { count?: number } | undefined)?.count).toBe(20);
   });
 
+  it("is not queued again by the echo of its own status write, but is by anyone else's change", async () => {
+    const ns = await createNamespace(client, "echo");
+    const seen: (string | undefined)[] = [];
+    const { controller } = await run(ns, {
+      async reconcile(obj, ctx) {
+        seen.push(obj.metadata.labels?.owner);
+        await ctx.status.patch(obj, { ...(obj.status ?? {}), reconciled: seen.length });
+        return Action.done();
+      },
+    });
+    await client.create(widgets, widget(ns, "quiet"));
+    // The cache shows the write: its watch event has been handled (and would have queued a pass).
+    await waitFor(
+      () =>
+        (controller.informer.get(ns, "quiet")?.status as { reconciled?: number } | undefined)?.reconciled ===
+        1,
+      "the status write in the cache",
+    );
+    await client.patch(
+      widgets,
+      ns,
+      "quiet",
+      { metadata: { labels: { owner: "team-a" } } },
+      ContentType.MergePatch,
+    );
+    await waitFor(() => seen.includes("team-a"), "a pass for the label change");
+    await waitFor(
+      () =>
+        (controller.informer.get(ns, "quiet")?.status as { reconciled?: number } | undefined)?.reconciled ===
+        2,
+      "the second status write in the cache",
+    );
+    // One pass for the creation, one for the label; none for either status write.
+    expect(seen).toEqual([undefined, "team-a"]);
+  });
+
   it("adds its finalizer before the first reconcile, cleans up on delete, and keeps other finalizers", async () => {
     const ns = await createNamespace(client, "finalizer");
     const seen: string[][] = [];

@@ -22,7 +22,14 @@ import type { Metrics, ReconcileResult } from "./metrics.ts";
 import { pause } from "./pause.ts";
 import { StatusWriter, type StatusPatchOptions } from "./status.ts";
 import type { CacheTransform } from "./transform.ts";
-import { WorkQueue, backoffDelay, jittered, lowPriority, type BackoffOptions } from "./workqueue.ts";
+import {
+  WorkQueue,
+  backoffDelay,
+  duePriority,
+  jittered,
+  lowPriority,
+  type BackoffOptions,
+} from "./workqueue.ts";
 
 /** What a reconciler gets besides the object. */
 export interface Context<T extends KubeObject> {
@@ -122,8 +129,13 @@ export class Controller<T extends KubeObject = KubeObject> {
    * This controller's last write per key (status, finalizer), until the cache
    * shows it. A reconcile must not start from a cached copy older than its own
    * write: it would act on status it already superseded (a second restart, say).
+   * `written` holds every version this controller wrote since, so the watch events
+   * of its own writes can be told apart from changes made by anyone else.
    */
-  private readonly ownWrites = new Map<string, { resourceVersion: string; at: number }>();
+  private readonly ownWrites = new Map<
+    string,
+    { resourceVersion: string; at: number; written: Set<string> }
+  >();
   /**
    * Keys that failed terminally, with the generation that failed: no backoff retries, and the
    * object's own updates (status writes) do not bring it back; a new generation, a change of
@@ -143,6 +155,12 @@ export class Controller<T extends KubeObject = KubeObject> {
   private workers: Promise<void>[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
   private running = 0;
+  /**
+   * Keys being reconciled, with the versions their watch events brought meanwhile. The echo of a
+   * write can arrive before the write's own answer; which versions were this controller's is
+   * known only once its writes have answered, so the decision waits for the reconcile's end.
+   */
+  private readonly updatedWhileReconciling = new Map<string, Set<string>>();
   private peak = 0;
 
   constructor(options: ControllerOptions<T>, deps: ControllerDeps) {
@@ -167,8 +185,14 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.enqueue(objectKey(o));
       },
       update: (_, o) => {
-        this.cacheCaughtUp(o);
-        this.enqueue(objectKey(o));
+        // The echo of this controller's own write carries nothing new: the reconcile that wrote
+        // it has already chosen what comes next (a poll, a turn, nothing). Queuing it again would
+        // cost a reconcile per status write, and in a storm a place in the line.
+        if (this.cacheCaughtUp(o)) return;
+        const during = this.updatedWhileReconciling.get(objectKey(o));
+        const resourceVersion = o.metadata.resourceVersion;
+        if (during && resourceVersion) during.add(resourceVersion);
+        else this.enqueue(objectKey(o));
       },
       delete: (o) => {
         this.ownWrites.delete(objectKey(o));
@@ -304,12 +328,27 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   private noteOwnWrite(obj: KubeObject): void {
     const resourceVersion = obj.metadata.resourceVersion;
-    if (resourceVersion) this.ownWrites.set(objectKey(obj), { resourceVersion, at: Date.now() });
+    if (!resourceVersion) return;
+    const key = objectKey(obj);
+    // Its echo came first: the cache shows this write already, and it is no one else's change.
+    if (this.updatedWhileReconciling.get(key)?.delete(resourceVersion)) {
+      this.ownWrites.delete(key);
+      return;
+    }
+    const written = this.ownWrites.get(key)?.written ?? new Set<string>();
+    written.add(resourceVersion);
+    this.ownWrites.set(key, { resourceVersion, at: Date.now(), written });
   }
 
-  private cacheCaughtUp(obj: KubeObject): void {
+  /** Notes that the cache shows `obj`; true when that version is one this controller wrote. */
+  private cacheCaughtUp(obj: KubeObject): boolean {
     const key = objectKey(obj);
-    if (this.ownWrites.get(key)?.resourceVersion === obj.metadata.resourceVersion) this.ownWrites.delete(key);
+    const own = this.ownWrites.get(key);
+    const resourceVersion = obj.metadata.resourceVersion;
+    if (!own || !resourceVersion || !own.written.has(resourceVersion)) return false;
+    own.written.delete(resourceVersion);
+    if (own.resourceVersion === resourceVersion) this.ownWrites.delete(key);
+    return true;
   }
 
   /**
@@ -322,7 +361,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const own = this.ownWrites.get(key);
     if (!cached || !own || cached.metadata.resourceVersion === own.resourceVersion) return cached;
     if (Date.now() - own.at < ownWriteWaitMs) {
-      queue.addAfter(key, 20);
+      queue.addAfter(key, 20, duePriority);
       return "wait";
     }
     this.ownWrites.delete(key);
@@ -425,6 +464,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       const key = await queue.get();
       if (key === undefined) return;
       this.running++;
+      this.updatedWhileReconciling.set(key, new Set());
       this.peak = Math.max(this.peak, this.running);
       this.deps.metrics?.activeWorkers.inc({ controller: this.metricsName });
       try {
@@ -440,6 +480,10 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.log.error({ object: key, err }, "unexpected error; will retry");
       } finally {
         this.running--;
+        // Changes that arrived during the reconcile and were not its own writes: run it again.
+        const during = this.updatedWhileReconciling.get(key);
+        this.updatedWhileReconciling.delete(key);
+        if (during && during.size > 0) this.enqueue(key);
         this.deps.metrics?.activeWorkers.dec({ controller: this.metricsName });
         queue.done(key);
       }
@@ -508,7 +552,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.awaitingApiServer.delete(key);
       this.terminal.delete(key);
       if (action.requeueAfterMs !== undefined) {
-        queue.addAfter(key, action.requeueAfterMs);
+        queue.addAfter(key, action.requeueAfterMs, duePriority);
         result = "requeue_after";
       } else result = "success";
     } catch (err) {
@@ -527,7 +571,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       } else if (waiting) {
         // Waiting for something that ends by itself (the project's running operations): no
         // failure, no Warning event; the reconciler's status says what it waits for.
-        queue.addAfter(key, policy.ms);
+        queue.addAfter(key, policy.ms, duePriority);
         result = "requeue";
         log.debug({ reason: message, retryInMs: Math.round(policy.ms) }, "reconcile waits");
       } else {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { WorkQueue, backoffDelay, lowPriority } from "./workqueue.ts";
+import { WorkQueue, backoffDelay, duePriority, lowPriority } from "./workqueue.ts";
 
 describe("work queue", () => {
   beforeEach(() => vi.useFakeTimers());
@@ -142,6 +142,15 @@ describe("work queue", () => {
       expect(await drain(queue, 2)).toEqual(["listed-0", "listed-1"]);
       await vi.advanceTimersByTimeAsync(2_000);
       expect(await drain(queue, 4)).toEqual(["polled", "listed-2", "listed-3", "listed-4"]);
+    });
+
+    it("a requeue that falls due goes before a storm of new objects, which keep their order", async () => {
+      const queue = new WorkQueue();
+      queue.addAfter("turn", 2_000, duePriority);
+      for (let i = 0; i < 300; i++) queue.add(`new-${i}`);
+      expect(await drain(queue, 2)).toEqual(["new-0", "new-1"]);
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(await drain(queue, 3)).toEqual(["turn", "new-2", "new-3"]);
     });
 
     it("a listed key that changes moves up, once, and a resync never moves a key down", async () => {

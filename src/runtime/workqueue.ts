@@ -4,10 +4,18 @@
 // time; failures back off per key with jitter, reset by `forget`.
 // Ready keys go out by priority, then in arrival order (controller-runtime's
 // priority queue): the initial list and resyncs queue every key at `lowPriority`,
-// so in a storm a change or a due poll does not wait behind hundreds of them.
-// A key asked for again at a higher priority moves up; never down.
+// so in a storm a change or a due poll does not wait behind hundreds of them; a
+// requeue the reconciler asked for (a poll, a turn in a busy project) comes due at
+// `duePriority`, so it does not wait behind the first reconciles of a storm of new
+// objects either. A key asked for again at a higher priority moves up; never down.
 
-/** Priority of watch events, polls and retries: the default. */
+/**
+ * Priority of a requeue the reconciler asked for, once due: the poll of a running change, the
+ * turn the platform client handed back. It was promised a time; a storm of new objects must not
+ * push it minutes later (their first reconciles are what fills those turns in the first place).
+ */
+export const duePriority = 10;
+/** Priority of watch events and retries: the default. */
 export const normalPriority = 0;
 /** Priority of the initial list and of resyncs: everything else goes first. */
 export const lowPriority = -100;
