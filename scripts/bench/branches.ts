@@ -27,6 +27,8 @@ const usage = `Usage: node scripts/bench/branches.ts [--quick] [options]
   --out PATH         the page whose section is written (default docs/performance.md)
   --no-write         print only
   --keep             keep the work directory (operator log)
+  --trace            write every platform request (time, route, path, status) to trace.tsv in the
+                     work directory, and keep it
 `;
 
 const { values } = parseArgs({
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     out: { type: "string", default: join(repoRoot, "docs", "performance.md") },
     "no-write": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    trace: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -143,7 +146,8 @@ try {
     operationDurationJitter: jitter,
     randomSeed,
     lockScope: "project",
-    requestLogSize: 0,
+    // Counting needs no log; a trace keeps every request (a full run makes under a thousand).
+    requestLogSize: values.trace ? 20_000 : 0,
     // The platform's URIs name the endpoint's host (the pooled one derived from it); the
     // emulator's local Postgres would name loopback ports instead and cost a second URI request.
     postgres: false,
@@ -218,6 +222,7 @@ try {
         ),
       "",
     ];
+    if (values.trace) await writeTrace(join(workDir, "trace.tsv"), emulator.requestLog.latest(), started);
     const section = lines.join("\n");
     say("");
     say(section);
@@ -236,9 +241,20 @@ try {
   process.stderr.write(`bench:branches: logs kept in ${workDir}\n`);
 } finally {
   await lab.stop();
-  if (!failed && !values.keep) await rm(workDir, { recursive: true, force: true });
+  if (!failed && !values.keep && !values.trace) await rm(workDir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);
+
+/** One line per platform request, in order: ms after apply, status, method, path. */
+async function writeTrace(
+  path: string,
+  requests: readonly { time: string; method: string; path: string; status: number }[],
+  started: number,
+): Promise<void> {
+  const rows = requests.map((r) => [Date.parse(r.time) - started, r.status, r.method, r.path].join("\t"));
+  await writeFile(path, `ms\tstatus\tmethod\tpath\n${rows.join("\n")}\n`);
+  say(`bench:branches: ${requests.length} requests traced in ${path}`);
+}
 
 function fmt(ms: number | undefined): string {
   return ms === undefined ? "–" : `${(ms / 1000).toFixed(1)} s`;
