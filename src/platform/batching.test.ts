@@ -135,11 +135,13 @@ describe("batching for scale", () => {
 
   it("while the project's changes wait, polls are answered at once and list at most once per three poll intervals", async () => {
     let busy = true;
-    const tracker = new OperationsTracker(client, "shop", { busy: () => busy });
+    // The tracker knows operations here last 100 ms; the polls come once it is due to have ended.
+    const tracker = new OperationsTracker(client, "shop", { busy: () => busy, expectedDuration: () => 100 });
     const { operations } = await client.suspendEndpoint(
       "shop",
       (await client.listBranchEndpoints("shop", "b2"))[0]!.id,
     );
+    await new Promise((resolve) => setTimeout(resolve, 150));
     const before = await platform.served(LIST_OPERATIONS);
     // Answered at once, as the caller knew it; the list runs in the background.
     const first = await tracker.refresh(operations, { pollIntervalMs: 1_000 });
@@ -156,6 +158,29 @@ describe("batching for scale", () => {
     const fresh = await tracker.refresh(first, { pollIntervalMs: 100 });
     expect(fresh[0]!.status).toBe("finished");
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
+  });
+
+  it("while the project's changes wait, polls before the operation is due to have ended make no list", async () => {
+    const tracker = new OperationsTracker(client, "shop", {
+      busy: () => true,
+      expectedDuration: () => 60_000,
+    });
+    const { operations } = await client.suspendEndpoint(
+      "shop",
+      (await client.listBranchEndpoints("shop", "b3"))[0]!.id,
+    );
+    const before = await platform.served(LIST_OPERATIONS);
+    // A resource woken by its own status write right after its change: a list could only show it running.
+    for (let i = 0; i < 3; i++) {
+      const [seen] = await tracker.refresh(operations, { pollIntervalMs: 1 });
+      expect(seen).toBe(operations[0]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(0);
+    await waitForOperations(new OperationsTracker(client, "shop"), operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
   });
 
   it("reads by id an operation the list pass did not reach", async () => {

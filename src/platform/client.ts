@@ -155,6 +155,7 @@ export class PlatformClient implements OperationsSource {
       this.gate = new MutationGate({
         ...options.mutationGate,
         expected: (ops, share) => this.durations.endedBy(ops, share),
+        borrowed: (ops, share) => this.durations.borrowedEndedBy(ops, share),
         confirm: (projectId, ids) => this.operationsTracker(projectId).refresh(ids, { pollIntervalMs: 1 }),
       });
     }

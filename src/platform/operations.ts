@@ -60,6 +60,9 @@ export interface OperationsTrackerOptions {
   now?: () => number;
 }
 
+/** The due time of an operation whose action was never seen to finish (the mutation gate's guess too). */
+const unknownDurationMs = 1_000;
+
 /** Statuses after which an operation never changes (the platform's operations guide). */
 const FINAL = new Set(["finished", "skipped", "error", "cancelled"]);
 /** Final statuses of a change that did not happen. */
@@ -181,8 +184,13 @@ export class OperationsTracker {
     if (busy && pending.every((op) => typeof op !== "string")) {
       // While the project's changes wait for their turn, a poll never waits for a list (nor holds
       // a worker that a change's turn needs): it is answered from the latest pass that ended, or
-      // as the caller last knew, and a pass older than the window is renewed for the next poll.
-      if (startedAt === undefined || startedAt < since) void this.join(pending).result.catch(() => undefined);
+      // as the caller last knew, and a pass older than the window is renewed for the next poll
+      // once one of its operations is due to have ended (before that a list could only show it
+      // running: a resource woken by its own status write right after a change asks for nothing).
+      const due = pending.some((op) => typeof op !== "string" && this.dueAt(op) <= now);
+      if (due && (startedAt === undefined || startedAt < since)) {
+        void this.join(pending).result.catch(() => undefined);
+      }
       return this.settled;
     }
     if (last && startedAt !== undefined && startedAt >= since) {
@@ -201,6 +209,14 @@ export class OperationsTracker {
       if (pending.every(known)) return seen;
     }
     return this.join(pending).result;
+  }
+
+  /** When an operation is due to have ended: its usual duration after its start (unknown: 1 s). */
+  private dueAt(op: Operation): number {
+    const created = Date.parse(op.createdAt);
+    return Number.isNaN(created)
+      ? Number.NEGATIVE_INFINITY
+      : created + (this.expectedDuration(op) ?? unknownDurationMs);
   }
 
   private join(pending: readonly (Operation | string)[]): Batch {
