@@ -77,8 +77,9 @@ describe("batching for scale", () => {
   it("serves resources that look one after another on the same poll tick with one list pass", async () => {
     const ops: Operation[] = [];
     for await (const op of client.listOperations("shop", { limit: 5 })) ops.push(op);
-    // A clock held inside one tick of the 5 s poll interval, so no tick boundary falls between calls.
-    let now = 1_000_000_000_000;
+    // A clock held inside one tick of the 5 s poll interval, so no tick boundary falls between
+    // calls, and past the time the operations were due to have ended.
+    let now = Math.ceil(Date.now() / 5_000) * 5_000 + 1_000;
     const tracker = new OperationsTracker(client, "shop", { now: () => now });
     const before = await platform.served(LIST_OPERATIONS);
     // Sequential, not concurrent: past the batch window of each other.

@@ -181,16 +181,14 @@ export class OperationsTracker {
       ? now - pollIntervalMs * this.busyFactor
       : Math.floor(now / pollIntervalMs) * pollIntervalMs;
     const startedAt = last?.startedAt;
+    // Before one of them is due to have ended a list could only show them running: a resource
+    // woken by its own status write right after its change is answered as it knew them.
+    if (!pending.some((op) => typeof op === "string" || this.dueAt(op) <= now)) return this.settled;
     if (busy && pending.every((op) => typeof op !== "string")) {
       // While the project's changes wait for their turn, a poll never waits for a list (nor holds
       // a worker that a change's turn needs): it is answered from the latest pass that ended, or
-      // as the caller last knew, and a pass older than the window is renewed for the next poll
-      // once one of its operations is due to have ended (before that a list could only show it
-      // running: a resource woken by its own status write right after a change asks for nothing).
-      const due = pending.some((op) => typeof op !== "string" && this.dueAt(op) <= now);
-      if (due && (startedAt === undefined || startedAt < since)) {
-        void this.join(pending).result.catch(() => undefined);
-      }
+      // as the caller last knew, and a pass older than the window is renewed for the next poll.
+      if (startedAt === undefined || startedAt < since) void this.join(pending).result.catch(() => undefined);
       return this.settled;
     }
     if (last && startedAt !== undefined && startedAt >= since) {
