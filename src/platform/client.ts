@@ -160,7 +160,8 @@ export class PlatformClient implements OperationsSource {
       });
     }
     this.trackerOptions = {
-      expectedDuration: (op) => this.durations.expected([op]),
+      // An action never seen to finish is due when the known ones usually are.
+      expectedDuration: (op) => this.durations.expected([op]) ?? this.durations.borrowedEndedBy([op], 0.5),
       observed: (operations, listedAt) => {
         for (const op of operations) this.durations.observe(op);
         const projectId = operations[0]?.projectId;
