@@ -188,6 +188,15 @@ try {
     const floorMs = Math.max(rateFloorMs, lockFloorMs);
     const byRoute = counters.by_route;
     const status = (code: string) => sum(Object.values(byRoute).map((s) => s[code] ?? 0));
+    // Where the requests went: the three a branch cannot do without (its create, its endpoint's
+    // create, the password read), the operations lists that confirm, the 423s, and the rest.
+    const answered = (route: string, code: string) => byRoute[route]?.[code] ?? 0;
+    const essential =
+      answered("POST /projects/:project_id/branches", "201") +
+      answered("POST /projects/:project_id/endpoints", "201") +
+      answered("GET /projects/:project_id/connection_uri", "200");
+    const lists = sum(Object.values(byRoute["GET /projects/:project_id/operations"] ?? {}));
+    const others = counters.total - essential - lists - status("423");
     const lines = [
       "## Branches and connection Secrets",
       "",
@@ -203,6 +212,7 @@ try {
       `| floor: rate budget (4 requests a branch at 700/min, plus one operation) | ${(rateFloorMs / 1000).toFixed(1)} s | |`,
       `| time ÷ floor | ${allMs === undefined ? "–" : `${(allMs / floorMs).toFixed(2)}×`} | ≤ 1.3× |`,
       `| platform requests per branch | ${(counters.total / branches).toFixed(2)} (${counters.total} in all) | ≤ 4 |`,
+      `| of which: creates and password reads / operations lists / 423s / others | ${essential} / ${lists} / ${status("423")} / ${others} | |`,
       `| 429s | ${status("429")} | 0 |`,
       `| 423s | ${status("423")} | |`,
       `| Secret written, p50 / p99 after apply | ${fmt(percentile(times, 50))} / ${fmt(percentile(times, 99))} | |`,
