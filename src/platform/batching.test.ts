@@ -184,6 +184,25 @@ describe("batching for scale", () => {
     });
   });
 
+  it("an operation that started later than this clock says (the platform's clock runs ahead) is looked at", async () => {
+    // This replica's clock is a minute behind the platform's.
+    const tracker = new OperationsTracker(client, "shop", {
+      now: () => Date.now() - 60_000,
+      expectedDuration: () => 60_000,
+    });
+    const { operations } = await client.suspendEndpoint(
+      "shop",
+      (await client.listBranchEndpoints("shop", "b4"))[0]!.id,
+    );
+    const before = await platform.served(LIST_OPERATIONS);
+    await tracker.refresh(operations, { pollIntervalMs: 1 });
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
+    await waitForOperations(new OperationsTracker(client, "shop"), operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
+  });
+
   it("reads by id an operation the list pass did not reach", async () => {
     let oldest: Operation | undefined;
     for await (const op of client.listOperations("shop", { limit: 100 })) oldest = op;

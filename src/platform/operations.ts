@@ -209,12 +209,15 @@ export class OperationsTracker {
     return this.join(pending).result;
   }
 
-  /** When an operation is due to have ended: its usual duration after its start (unknown: 1 s). */
+  /**
+   * When an operation is due to have ended: its usual duration after its start (unknown: 1 s).
+   * One that started after now by this clock (the platform's runs ahead) is due now: a skewed
+   * clock must not hold a look back.
+   */
   private dueAt(op: Operation): number {
     const created = Date.parse(op.createdAt);
-    return Number.isNaN(created)
-      ? Number.NEGATIVE_INFINITY
-      : created + (this.expectedDuration(op) ?? unknownDurationMs);
+    if (Number.isNaN(created) || created > this.now()) return Number.NEGATIVE_INFINITY;
+    return created + (this.expectedDuration(op) ?? unknownDurationMs);
   }
 
   private join(pending: readonly (Operation | string)[]): Batch {
