@@ -231,6 +231,12 @@ try {
               .join(", ")} |`,
         ),
       "",
+      "What keeps the count down (docs/platform-client.md): a project's next change goes when 90% of such " +
+        "operations have most likely ended (the first few durations' plain mean and spread); an action never seen " +
+        "to finish borrows the known ones' time, so only a project's first change is confirmed by operations lists; " +
+        "and no list is made for operations not yet due to have ended. Creating each endpoint with its branch, in " +
+        "one request, would save one more request per branch (not done).",
+      "",
     ];
     if (values.trace) await writeTrace(join(workDir, "trace.tsv"), emulator.requestLog.latest(), started);
     const section = lines.join("\n");
