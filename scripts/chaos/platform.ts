@@ -142,7 +142,8 @@ export async function startPlatform(options: {
     async platformBranches() {
       const all: PlatformBranch[] = [];
       for (const project of projects) {
-        const page = await api<{ branches: PlatformBranch[] }>(`/projects/${project}/branches`);
+        // One page holds them all (the list pages, 10 by default; 10,000 is the document's maximum).
+        const page = await api<{ branches: PlatformBranch[] }>(`/projects/${project}/branches?limit=10000`);
         all.push(...page.branches.map((b) => ({ ...b, project_id: b.project_id ?? project })));
       }
       return all;

@@ -8,18 +8,32 @@ import { branchResourceKind, type BranchObject } from "./branch.ts";
 import { readyBranchId } from "./branch-parent.ts";
 import type { ExternalClient, Pass } from "./managed/types.ts";
 
-/** Index of the ComputeEndpoint cache: `namespace/name` of the Branch resource each one names. */
+/**
+ * Index of the ComputeEndpoint cache: `namespace/name` of the Branch resource each one names, or
+ * `namespace/#branch-id` for one naming its branch by id (no object name holds a `#`).
+ */
 export const branchRefIndex = "branchRef";
 
 export function branchRefKeys(obj: KubeObject & { spec?: unknown }): string[] {
-  const ref = (obj.spec as Partial<ComputeEndpointSpec> | undefined)?.branchRef?.name;
-  return ref ? [`${obj.metadata.namespace ?? ""}/${ref}`] : [];
+  const spec = obj.spec as Partial<ComputeEndpointSpec> | undefined;
+  const namespace = obj.metadata.namespace ?? "";
+  if (spec?.branchRef?.name) return [`${namespace}/${spec.branchRef.name}`];
+  return spec?.branchId ? [`${namespace}/#${spec.branchId}`] : [];
 }
 
-/** A Branch that changes (becomes Ready, gets its id, goes) wakes the endpoints naming it. */
+/**
+ * A Branch that changes (becomes Ready, gets its id, is reset, goes) wakes the endpoints naming
+ * it, and those on its branch by id (their connection Secrets follow its resets).
+ */
 export const branchRefWatch: WatchSpec = {
   kind: branchResourceKind,
-  map: (branch, primary) => primary.byIndex(branchRefIndex, objectKey(branch)),
+  map: (branch, primary) => {
+    const branchId = (branch as BranchObject).status?.branchId;
+    const byId = branchId
+      ? primary.byIndex(branchRefIndex, `${branch.metadata.namespace ?? ""}/#${branchId}`)
+      : [];
+    return [...primary.byIndex(branchRefIndex, objectKey(branch)), ...byId];
+  },
 };
 
 /** How long an endpoint waits for its Branch before looking again without being woken. */

@@ -16,7 +16,10 @@ import {
   type PlatformClient,
 } from "../platform/index.ts";
 import { nextPoll } from "./computeendpoint-polling.ts";
+import { branchResets } from "./branch-reset.ts";
+import { branchResourceKind, type BranchObject } from "./branch.ts";
 import {
+  branchResetAnnotation,
   checkOwnership,
   connectionOf,
   isCurrent,
@@ -88,19 +91,33 @@ export class ConnectionSecrets {
     const status = pass.status;
     await this.dropPrevious(pass);
     if (!want || !status.endpointId || !status.host) return undefined;
+    const branchId = status.branchId ?? pass.spec.branchId;
+    const namespace = pass.obj.metadata.namespace;
+    const resets = branchResets(
+      pass.cache<BranchObject>(branchResourceKind),
+      namespace,
+      branchId,
+      pass.spec.branchRef?.name,
+    );
     const target: SecretTarget = {
       name: want.name,
       projectId: pass.spec.projectId,
-      branchId: status.branchId ?? pass.spec.branchId,
+      branchId,
       endpointId: status.endpointId,
       host: status.host,
       pooledHost: status.pooledHost ?? status.host,
       role: want.role,
       database: want.database,
+      branchReset: resets.marker,
     };
     const uid = pass.obj.metadata.uid ?? "";
-    const secret = pass.cache<Secret>(secretKind).get(pass.obj.metadata.namespace, want.name);
+    const secret = pass.cache<Secret>(secretKind).get(namespace, want.name);
     checkOwnership(secret, pass.obj, want.name);
+    // The branch was reset and its Branch is bringing its roles back: the password is read once
+    // the Branch is Ready again (which wakes this resource), not while the role may be missing.
+    if (resets.settling && secret && secret.metadata.annotations?.[branchResetAnnotation] !== resets.marker) {
+      return undefined;
+    }
 
     const held = this.held.get(uid);
     if (held && held.target === targetKey(target)) return this.finishReset(pass, target, held);
@@ -317,7 +334,7 @@ export class ConnectionSecrets {
 }
 
 function writtenKey(t: SecretTarget): string {
-  return `${passwordOf(t)}|${connectionOf(t)}`;
+  return `${passwordOf(t)}|${connectionOf(t)}|${t.branchReset ?? ""}`;
 }
 
 function targetKey(t: SecretTarget): string {

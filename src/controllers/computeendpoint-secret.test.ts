@@ -10,6 +10,7 @@ import {
   passwordOf,
   passwordOfAnnotation,
   connectionOfAnnotation,
+  branchResetAnnotation,
   type SecretTarget,
 } from "./computeendpoint-secret.ts";
 
@@ -132,5 +133,21 @@ describe("the Secret", () => {
     expect(isCurrent(secret(target), { ...target, database: "other" })).toBe(false);
     expect(isCurrent(secret(target), { ...target, host: "ep-x.example" })).toBe(false);
     expect(isCurrent(undefined, target)).toBe(false);
+  });
+
+  it("is not current once its branch was reset after it was written", () => {
+    const written = (branchReset?: string) => ({
+      metadata: {
+        annotations: {
+          [passwordOfAnnotation]: passwordOf(target),
+          [connectionOfAnnotation]: connectionOf(target),
+          ...(branchReset === undefined ? {} : { [branchResetAnnotation]: branchReset }),
+        },
+      },
+    });
+    const reset = "2026-11-23T05:00:00Z first";
+    expect(isCurrent(written(), { ...target, branchReset: reset })).toBe(false);
+    expect(isCurrent(written(reset), { ...target, branchReset: reset })).toBe(true);
+    expect(isCurrent(written(reset), { ...target, branchReset: "2026-11-23T06:00:00Z again" })).toBe(false);
   });
 });

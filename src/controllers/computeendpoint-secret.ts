@@ -14,6 +14,8 @@ import { Problem } from "./managed/failures.ts";
 export const passwordOfAnnotation = `${group}/password-of`;
 /** A digest of what the Secret was written for besides the password (hosts, database, role). */
 export const connectionOfAnnotation = `${group}/connection-of`;
+/** The branch's last reset the password was read after (branch-reset.ts); absent: none known. */
+export const branchResetAnnotation = `${group}/branch-reset`;
 
 /** Where to connect and as whom: the platform's answer, with the password. */
 export interface Connection {
@@ -37,6 +39,8 @@ export interface SecretTarget {
   pooledHost: string;
   role: string;
   database: string;
+  /** The branch's reset marker when the Secret is written (a new one: the password may be stale). */
+  branchReset?: string | undefined;
 }
 
 /** The keys of the Secret, in one place (docs/connection-secrets.md lists them). */
@@ -120,7 +124,8 @@ export function isCurrent(secret: KubeObject | undefined, target: SecretTarget):
   const annotations = secret?.metadata.annotations ?? {};
   return (
     annotations[passwordOfAnnotation] === passwordOf(target) &&
-    annotations[connectionOfAnnotation] === connectionOf(target)
+    annotations[connectionOfAnnotation] === connectionOf(target) &&
+    annotations[branchResetAnnotation] === target.branchReset
   );
 }
 
@@ -145,6 +150,7 @@ export async function writeConnectionSecret(
       annotations: {
         [passwordOfAnnotation]: passwordOf(target),
         [connectionOfAnnotation]: connectionOf(target),
+        ...(target.branchReset === undefined ? {} : { [branchResetAnnotation]: target.branchReset }),
       },
       ownerReferences: [controllerReference({ ...owner, apiVersion, kind: "ComputeEndpoint" })],
     },

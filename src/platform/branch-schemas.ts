@@ -66,7 +66,11 @@ export const branchMutationWire = z
 export type BranchMutation = z.output<typeof branchMutationWire>;
 
 export const branchResponseWire = z.object({ branch: branchWire });
-export const branchesResponseWire = z.object({ branches: z.array(branchWire) });
+/** One page of `GET /projects/{project_id}/branches`; `pagination.next` names the next page. */
+export const branchesResponseWire = z.object({
+  branches: z.array(branchWire),
+  pagination: z.object({ next: z.string().optional() }).optional(),
+});
 
 /** A new branch (camelCase of `BranchCreateRequest.branch`). */
 export interface BranchCreateSpec {

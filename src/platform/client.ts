@@ -579,15 +579,31 @@ export class PlatformClient implements OperationsSource {
   // Branches (mutations take the project's turn in the same gate as endpoint mutations: the
   // platform's lock is per project, and `create_branch` holds it)
 
-  async listBranches(projectId: string, options: CallOptions = {}): Promise<Branch[]> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/branches",
-      path: `/projects/${id(projectId)}/branches`,
-      schema: branchesResponseWire,
-      signal: options.signal,
-    });
-    return response.branches;
+  /**
+   * Every branch of the project, following the pages (`pagination.next`; a page may hold fewer
+   * than asked). Sorted by creation, oldest first: a branch changed while the pages are read
+   * keeps its place (the default order, by `updated_at`, would move it to a page already read).
+   */
+  async listBranches(
+    projectId: string,
+    options: CallOptions & { pageSize?: number } = {},
+  ): Promise<Branch[]> {
+    const branches = new Map<string, Branch>();
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.run({
+        method: "GET",
+        template: "/projects/{project_id}/branches",
+        path: `/projects/${id(projectId)}/branches`,
+        query: { limit: options.pageSize ?? 100, sort_by: "created_at", sort_order: "asc", cursor },
+        schema: branchesResponseWire,
+        signal: options.signal,
+      });
+      for (const branch of page.branches) branches.set(branch.id, branch);
+      const next = page.pagination?.next;
+      if (next === undefined || next === cursor || page.branches.length === 0) return [...branches.values()];
+      cursor = next;
+    }
   }
 
   /**

@@ -1,12 +1,14 @@
 // The preview-environment example as Argo CD would deploy it for one pull request: the
 // ApplicationSet's template filled with a pull request's parameters, the Application's kustomize
 // options applied to samples/preview-environment/base in an overlay, rendered by kustomize, and
-// accepted by the real API server (server-side dry run, strict field validation).
+// accepted by the real API server (server-side dry run, strict field validation); the
+// ApplicationSet and the Application it generates are validated by Argo CD's own CRDs.
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { installArgoCdCrds } from "../support/argocd-crds.ts";
 import { kubectl } from "../support/kube.ts";
 import { kustomize, repoRoot, toolsTimeoutMs, type Loose, type Manifest } from "../deploy/render.ts";
 
@@ -111,6 +113,40 @@ describe("a preview environment for pull request 42", () => {
     expect(container.envFrom).toEqual([{ secretRef: { name: secret.name } }]);
     expect(container.image).toBe(`ghcr.io/example/shop:${pullRequest.head_sha}`);
   });
+
+  it(
+    "is an ApplicationSet, and generates an Application, that Argo CD's own CRDs accept",
+    async () => {
+      await installArgoCdCrds();
+      await kubectl(["apply", "-f", "-"], {
+        input: JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } }),
+      });
+      const dryRun = (objs: object[]) =>
+        kubectl(["apply", "--dry-run=server", "--validate=strict", "-f", "-"], {
+          input: objs.map((o) => JSON.stringify(o)).join("\n"),
+        });
+      const set: Loose = parse(await readFile(join(example, "applicationset.yaml"), "utf8"));
+      expect(await dryRun([set])).toContain(
+        "applicationset.argoproj.io/shop-previews created (server dry run)",
+      );
+      const generated = {
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "Application",
+        ...app,
+        metadata: { ...app.metadata, namespace: "argocd" },
+      };
+      expect(await dryRun([generated])).toContain(
+        "application.argoproj.io/shop-pr-42 created (server dry run)",
+      );
+      // The schema is enforced: a field Argo CD does not know (`labels` misspelt) is refused.
+      const typo = structuredClone(set);
+      typo.spec.generators[0].pullRequest.github.label = "preview";
+      await expect(dryRun([typo])).rejects.toThrow(
+        /unknown field "spec.generators\[0\].pullRequest.github.label"/,
+      );
+    },
+    toolsTimeoutMs,
+  );
 
   it("is accepted by the API server as rendered", async () => {
     const out = await kubectl(["apply", "--dry-run=server", "--validate=strict", "-f", "-"], {

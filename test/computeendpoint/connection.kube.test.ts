@@ -309,10 +309,30 @@ describe("connection Secret", () => {
 
     await patchSpec("vault", { connectionSecret: { allowPasswordReset: true } });
     const data = await secretWith("vault-db");
-    await readyWith("vault", (o) => o.status?.connectionSecret?.name === "vault-db");
+    const obj = await readyWith("vault", (o) => o.status?.connectionSecret?.name === "vault-db");
     expect(data.PGUSER).toBe("neondb_owner");
     expect(data.PGPASSWORD?.length).toBeGreaterThan(8);
     expect(resets()).toBe(resetsBefore + 1);
+    // The platform names no address without a stored password (connection_uri answers 412), so
+    // the Secret has the platform's own: the endpoint's host and its -pooler host on 5432, TLS.
+    await expect(
+      h.platform.connectionUri("proj-vault", { branchId, databaseName: "neondb", roleName: "neondb_owner" }),
+    ).rejects.toMatchObject({ status: 412 });
+    expect(data).toMatchObject({ PGHOST: obj.status?.host, PGPORT: "5432", PGSSLMODE: "require" });
+    expect(new URL(data.DATABASE_URL_POOLED ?? "").hostname).toBe(obj.status?.pooledHost);
+    // The emulator's Postgres is not there (it listens on loopback ports): at its address, the
+    // Secret's role, password and database connect.
+    const res = await fetch(`${h.emulator.adminUrl}/endpoints/${endpointId ?? ""}/postgres`);
+    const at = (await res.json()) as { host: string; port: number };
+    expect(
+      await whoAmI({
+        host: at.host,
+        port: at.port,
+        user: data.PGUSER,
+        password: data.PGPASSWORD,
+        database: data.PGDATABASE,
+      }),
+    ).toEqual({ user: "neondb_owner", database: "neondb" });
   });
 
   it("goes with the ComputeEndpoint", async () => {

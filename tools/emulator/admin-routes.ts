@@ -4,6 +4,7 @@
 import type { HTTPMethod } from "find-my-way";
 import { z } from "zod";
 import type { ApiResponse, EndpointViews, ResponseShape } from "./api-routes.ts";
+import type { PostgresAddresses } from "./connection-uri.ts";
 import { connectToEndpoint, findProject } from "./endpoints.ts";
 import { notFound } from "./errors.ts";
 import { faultsSchema, type Faults } from "./faults.ts";
@@ -29,6 +30,8 @@ export interface AdminTarget {
   readonly requestLog: RequestLog;
   /** Databases whose PGlite cluster is running now (undefined: no Postgres behind the emulator). */
   postgresRunning?: (() => number) | undefined;
+  /** Where the emulator's Postgres serves endpoints (undefined: no Postgres behind the emulator). */
+  postgres?: PostgresAddresses | undefined;
   /** Back to the seeded world; faults, log, counters and rate budgets cleared; the bootstrap key kept. */
   reset(): void;
 }
@@ -44,7 +47,7 @@ export interface AdminContext {
 export interface AdminRoute {
   method: HTTPMethod;
   path: string;
-  handle(ctx: AdminContext): ApiResponse;
+  handle(ctx: AdminContext): ApiResponse | Promise<ApiResponse>;
 }
 
 const projectBody = seedSchema.shape.projects.unwrap().element;
@@ -124,6 +127,21 @@ export const adminRoutes: AdminRoute[] = [
           operations: operations.map((op) => operationView(op, ctx.now)),
         },
       };
+    },
+  },
+  {
+    // Where the emulator's Postgres serves an endpoint, without a password. The platform names it
+    // only in a connection URI, which needs a stored password (412 otherwise); its own address is
+    // the endpoint's host on 5432, which the emulator's loopback ports are not
+    // (docs/emulator.md, "Postgres behind it").
+    method: "GET",
+    path: "/endpoints/:endpoint_id/postgres",
+    async handle(ctx) {
+      const endpoint = ctx.target.world.endpoints.get(ctx.params["endpoint_id"] ?? "");
+      if (!endpoint) throw notFound("endpoint");
+      if (!ctx.target.postgres) throw notFound("postgres (the emulator runs without one)");
+      const address = await ctx.target.postgres.address(endpoint, ctx.query.get("pooled") === "true");
+      return { status: 200, body: address };
     },
   },
   { method: "GET", path: "/faults", handle: (ctx) => ({ status: 200, body: ctx.target.faults.current }) },

@@ -13,6 +13,7 @@ import {
   updateEndpoint,
   type EndpointChange,
 } from "./endpoints.ts";
+import { branchPage } from "./branch-list.ts";
 import { branchesOfProject, createBranch, deleteBranch, findBranch, updateBranch } from "./branches.ts";
 import { databasesOf, rolesOf } from "./catalog.ts";
 import type { PostgresAddresses } from "./connection-uri.ts";
@@ -24,6 +25,7 @@ import {
   createApiKeyBody,
   createBranchBody,
   createEndpointBody,
+  listBranchesQuery,
   listOperationsQuery,
   listProjectsQuery,
   parseInput,
@@ -52,11 +54,14 @@ export interface ResponseShape {
   missingEndpointDelete: 204 | 404;
   /** Leave out response fields the OpenAPI document marks deprecated (default false: it still requires them). */
   dropDeprecatedFields: boolean;
+  /** The most branches one page of the branch list holds, whatever `limit` asks (default 10,000, the document's maximum). */
+  branchPageMax: number;
 }
 
 export const defaultResponseShape: ResponseShape = {
   missingEndpointDelete: 204,
   dropDeprecatedFields: false,
+  branchPageMax: 10_000,
 };
 
 export interface ApiContext {
@@ -346,8 +351,10 @@ export const apiRoutes: ApiRoute[] = [
     handle(ctx) {
       const projectId = param(ctx, "project_id");
       findProject(ctx.world, projectId);
-      const branches = branchesOfProject(ctx.world, projectId).map((b) => branchView(b, ctx.shape));
-      return { status: 200, body: { branches, annotations: {} } };
+      const query = parseInput(listBranchesQuery, Object.fromEntries(ctx.query));
+      const page = branchPage(branchesOfProject(ctx.world, projectId), query, ctx.shape.branchPageMax);
+      const branches = page.branches.map((b) => branchView(b, ctx.shape));
+      return { status: 200, body: { branches, annotations: {}, pagination: page.pagination } };
     },
   },
   {

@@ -64,6 +64,8 @@ export interface EmulatorOptions {
    * body (default, as the OpenAPI document says), or 404 as for other unknown objects.
    */
   missingEndpointDelete?: 204 | 404;
+  /** The most branches one page of the branch list holds, whatever `limit` asks (default 10,000). */
+  branchPageMax?: number;
   /**
    * Leave out response fields the OpenAPI document marks deprecated (`pooler_enabled`,
    * `pooler_mode`, `cpu_used_sec`, `primary`, `login`), as the platform may once their sunset passes
@@ -201,6 +203,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const shape: ResponseShape = {
     missingEndpointDelete: options.missingEndpointDelete ?? defaultResponseShape.missingEndpointDelete,
     dropDeprecatedFields: options.dropDeprecatedFields ?? defaultResponseShape.dropDeprecatedFields,
+    branchPageMax: options.branchPageMax ?? defaultResponseShape.branchPageMax,
   };
   const target: AdminTarget = {
     world,
@@ -210,6 +213,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faults,
     requestLog,
     postgresRunning: store && (() => store.running),
+    postgres: front,
     reset() {
       // The jitter restarts from the seed too, so a reset run repeats the first one.
       const fresh = seedWorld({ ...worldOptions, random: seededRandom(randomSeed) }, pinnedSeed);
@@ -370,7 +374,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const now = clock.now();
       target.world.advance(now);
       const ctx: AdminContext = { target, params: match.params, query, body, now };
-      const response = (match.store as (typeof adminRoutes)[number]).handle(ctx);
+      const response = await (match.store as (typeof adminRoutes)[number]).handle(ctx);
       if ("empty" in response) sendEmpty(res, response.status, requestId);
       else {
         sendJson(

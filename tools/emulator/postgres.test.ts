@@ -55,6 +55,18 @@ async function childBranch(h: Harness, name: string): Promise<string> {
 }
 
 describe("the Postgres behind connection URIs", () => {
+  it("is where the admin API says it serves an endpoint, which a URI names too (no password needed)", async () => {
+    const h = await startHarness();
+    const endpoint = (await h.api("GET", `${P}/endpoints`)).body.endpoints[0].id as string;
+    for (const pooled of [false, true]) {
+      const at = await h.admin("GET", `/endpoints/${endpoint}/postgres${pooled ? "?pooled=true" : ""}`);
+      expect(at.status).toBe(200);
+      const uri = new URL(await uriFor(h, pooled ? "pooled=true" : ""));
+      expect(at.body).toEqual({ host: uri.hostname, port: Number(uri.port), sslmode: "disable" });
+    }
+    expect((await h.admin("GET", "/endpoints/ep-missing/postgres")).status).toBe(404);
+  });
+
   it("serves the branch's database at the direct and the pooled URI", async () => {
     const h = await startHarness();
     const direct = await uriFor(h, "");

@@ -116,6 +116,16 @@ export const listProjectsQuery = z.object({
   org_id: id.optional(),
 });
 
+/** The document's `LimitParam` allows up to 10,000; without one a page is small (branch-list.ts). */
+export const listBranchesQuery = z.object({
+  limit: limit(10_000).default(10),
+  cursor: z.string().optional(),
+  sort_by: z.enum(["name", "created_at", "updated_at"]).default("updated_at"),
+  sort_order: z.enum(["asc", "desc"]).default("desc"),
+  search: z.string().optional(),
+  include_deleted: z.enum(["true", "false"]).optional(),
+});
+
 export const listOperationsQuery = z.object({
   limit: limit(1000).default(10),
   cursor: z.string().optional(),
