@@ -77,8 +77,9 @@ describe("batching for scale", () => {
   it("serves resources that look one after another on the same poll tick with one list pass", async () => {
     const ops: Operation[] = [];
     for await (const op of client.listOperations("shop", { limit: 5 })) ops.push(op);
-    // A clock held inside one tick of the 5 s poll interval, so no tick boundary falls between calls.
-    let now = 1_000_000_000_000;
+    // A clock held inside one tick of the 5 s poll interval, so no tick boundary falls between
+    // calls, and past the time the operations were due to have ended.
+    let now = Math.ceil(Date.now() / 5_000) * 5_000 + 1_000;
     const tracker = new OperationsTracker(client, "shop", { now: () => now });
     const before = await platform.served(LIST_OPERATIONS);
     // Sequential, not concurrent: past the batch window of each other.
@@ -135,11 +136,13 @@ describe("batching for scale", () => {
 
   it("while the project's changes wait, polls are answered at once and list at most once per three poll intervals", async () => {
     let busy = true;
-    const tracker = new OperationsTracker(client, "shop", { busy: () => busy });
+    // The tracker knows operations here last 100 ms; the polls come once it is due to have ended.
+    const tracker = new OperationsTracker(client, "shop", { busy: () => busy, expectedDuration: () => 100 });
     const { operations } = await client.suspendEndpoint(
       "shop",
       (await client.listBranchEndpoints("shop", "b2"))[0]!.id,
     );
+    await new Promise((resolve) => setTimeout(resolve, 150));
     const before = await platform.served(LIST_OPERATIONS);
     // Answered at once, as the caller knew it; the list runs in the background.
     const first = await tracker.refresh(operations, { pollIntervalMs: 1_000 });
@@ -156,6 +159,48 @@ describe("batching for scale", () => {
     const fresh = await tracker.refresh(first, { pollIntervalMs: 100 });
     expect(fresh[0]!.status).toBe("finished");
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
+  });
+
+  it("while the project's changes wait, polls before the operation is due to have ended make no list", async () => {
+    const tracker = new OperationsTracker(client, "shop", {
+      busy: () => true,
+      expectedDuration: () => 60_000,
+    });
+    const { operations } = await client.suspendEndpoint(
+      "shop",
+      (await client.listBranchEndpoints("shop", "b3"))[0]!.id,
+    );
+    const before = await platform.served(LIST_OPERATIONS);
+    // A resource woken by its own status write right after its change: a list could only show it running.
+    for (let i = 0; i < 3; i++) {
+      const [seen] = await tracker.refresh(operations, { pollIntervalMs: 1 });
+      expect(seen).toBe(operations[0]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(0);
+    await waitForOperations(new OperationsTracker(client, "shop"), operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
+  });
+
+  it("an operation that started later than this clock says (the platform's clock runs ahead) is looked at", async () => {
+    // This replica's clock is a minute behind the platform's.
+    const tracker = new OperationsTracker(client, "shop", {
+      now: () => Date.now() - 60_000,
+      expectedDuration: () => 60_000,
+    });
+    const { operations } = await client.suspendEndpoint(
+      "shop",
+      (await client.listBranchEndpoints("shop", "b4"))[0]!.id,
+    );
+    const before = await platform.served(LIST_OPERATIONS);
+    await tracker.refresh(operations, { pollIntervalMs: 1 });
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
+    await waitForOperations(new OperationsTracker(client, "shop"), operations, {
+      pollIntervalMs: 20,
+      timeoutMs: 5_000,
+    });
   });
 
   it("reads by id an operation the list pass did not reach", async () => {

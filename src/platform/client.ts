@@ -155,11 +155,13 @@ export class PlatformClient implements OperationsSource {
       this.gate = new MutationGate({
         ...options.mutationGate,
         expected: (ops, share) => this.durations.endedBy(ops, share),
+        borrowed: (ops, share) => this.durations.borrowedEndedBy(ops, share),
         confirm: (projectId, ids) => this.operationsTracker(projectId).refresh(ids, { pollIntervalMs: 1 }),
       });
     }
     this.trackerOptions = {
-      expectedDuration: (op) => this.durations.expected([op]),
+      // An action never seen to finish is due when the known ones usually are.
+      expectedDuration: (op) => this.durations.expected([op]) ?? this.durations.borrowedEndedBy([op], 0.5),
       observed: (operations, listedAt) => {
         for (const op of operations) this.durations.observe(op);
         const projectId = operations[0]?.projectId;

@@ -48,4 +48,24 @@ describe("operation durations", () => {
     expect(durations.endedBy([{ action: "start_compute" }], 0.75)).toBe(2_300);
     expect(durations.endedBy([{ action: "start_compute" }], 1)).toBe(2_600);
   });
+
+  it("from a few, a short first one does not pull the share below durations already seen", () => {
+    const durations = new OperationDurations();
+    for (const ms of [1_500, 2_500, 2_400]) durations.observe(finished("create_branch", ms));
+    // Mean 2,133, mean deviation 422: 90% by 2,133 + 1.6 × 422.
+    expect(durations.endedBy([{ action: "create_branch" }], 0.9)).toBeGreaterThanOrEqual(2_500);
+  });
+
+  it("an action never seen to finish borrows the longest known one's share; none known, none borrowed", () => {
+    const durations = new OperationDurations();
+    expect(durations.borrowedEndedBy([{ action: "start_compute" }], 0.9)).toBeUndefined();
+    durations.observe(finished("create_branch", 2_000));
+    durations.observe(finished("suspend_compute", 1_000));
+    const branch = durations.endedBy([{ action: "create_branch" }], 0.9)!;
+    expect(durations.borrowedEndedBy([{ action: "start_compute" }], 0.9)).toBe(branch);
+    // Known actions keep their own.
+    expect(durations.borrowedEndedBy([{ action: "suspend_compute" }, { action: "start_compute" }], 0.9)).toBe(
+      durations.endedBy([{ action: "suspend_compute" }], 0.9)! + branch,
+    );
+  });
 });

@@ -72,10 +72,32 @@ export class OperationDurations {
         const sorted = [...recent].sort((a, b) => a - b);
         total += sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
       } else {
-        const spread = Math.max(typical.spread, typical.mean * 0.15);
-        total += typical.mean + spread * Math.max(0, 4 * share - 2);
+        // The plain mean and mean deviation of those seen: the running average starts at the
+        // first duration and follows slowly, so a short first one would release the gate early
+        // for many turns (each a 423).
+        const mean = recent.reduce((a, b) => a + b, 0) / recent.length;
+        const deviation = recent.reduce((a, ms) => a + Math.abs(ms - mean), 0) / recent.length;
+        const spread = Math.max(deviation, mean * 0.15);
+        total += mean + spread * Math.max(0, 4 * share - 2);
       }
     }
+    return total;
+  }
+
+  /**
+   * A stand-in for `endedBy` where an action has never been seen to finish: such an action is
+   * taken to last as long as the longest known one (operations of one platform take similar
+   * times, far closer than a fixed guess). Undefined while no action at all is known.
+   */
+  borrowedEndedBy(operations: readonly Pick<Operation, "action">[], share: number): number | undefined {
+    let longest: number | undefined;
+    for (const action of this.typical.keys()) {
+      const ms = this.endedBy([{ action }], share);
+      if (ms !== undefined && (longest === undefined || ms > longest)) longest = ms;
+    }
+    if (longest === undefined) return undefined;
+    let total = 0;
+    for (const op of operations) total += this.endedBy([op], share) ?? longest;
     return total;
   }
 

@@ -29,12 +29,14 @@ function operation(id: string, status = "running", extra: Partial<Operation> = {
   };
 }
 
-function lab({ known = true } = {}) {
+function lab({ known = true, borrowed = false } = {}) {
   let now = 1_000_000;
   const lists: string[][] = [];
   const gate = new MutationGate({
     now: () => now,
     expected: (ops, share) => (known ? ops.length * endedBy[share]! : undefined),
+    // Another action (say create_branch) is known: by when 90% of those have ended.
+    ...(borrowed ? { borrowed: (ops, share) => ops.length * endedBy[share]! } : {}),
     confirm: (_projectId, ids) => {
       lists.push([...ids]);
       return Promise.resolve();
@@ -88,6 +90,15 @@ describe("the mutation gate's decisions", () => {
     l.advance(1_000);
     expect(await l.ask("ns/b")).toBe("sent");
     expect(l.lists).toEqual([["op-1"]]);
+  });
+
+  it("an action never seen to finish, where another was: the next mutation goes when that one's 90% have ended, with no list", async () => {
+    const l = lab({ known: false, borrowed: true });
+    await l.ask("ns/a");
+    expect(await l.ask("ns/b")).toBe(2_410);
+    l.advance(2_400);
+    expect(await l.ask("ns/b")).toBe("sent");
+    expect(l.lists).toEqual([]);
   });
 
   it.each([

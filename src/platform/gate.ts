@@ -29,12 +29,17 @@ export interface MutationGateOptions {
    */
   expected: (operations: readonly Operation[], share: number) => number | undefined;
   /**
+   * The same for operations whose action was never seen to finish, from the actions that were
+   * (undefined while none was). Such a time needs no confirming list: the next mutation probes.
+   */
+  borrowed?: (operations: readonly Operation[], share: number) => number | undefined;
+  /**
    * Share of operations that have ended when the next mutation goes: a later release means fewer
    * 423s, an earlier one less idle lock. Default 0.9: in a storm the account's budget (700
    * requests a minute) is spent on creates, and every 423 is a create that waits (docs/benchmarks.md).
    */
   releaseShare?: number;
-  /** Assumed duration of operations never seen to finish (the next mutation probes). Default 1 s. */
+  /** Assumed duration of operations when no action was ever seen to finish (a list confirms). Default 1 s. */
   unknownDurationMs?: number;
   /** After a 423 the learned durations gave no better time for: the next try this much later (doubling from the third in a row). Default 250 ms. */
   lockedProbeMs?: number;
@@ -255,8 +260,12 @@ export class MutationGate {
       p.busyUntil = now;
       return;
     }
-    const known = this.options.expected(running, this.releaseShare);
+    const known =
+      this.options.expected(running, this.releaseShare) ??
+      this.options.borrowed?.(running, this.releaseShare);
     const expected = known ?? this.unknownMs;
+    // Only a blind guess is confirmed by a list; a time learned from any action is probed by the
+    // next mutation (a 423 costs a request as a list does, a success costs none).
     p.guessed = known === undefined;
     p.turnMs = this.options.expected(running, 0.5) ?? p.turnMs;
     p.busyUntil = now + expected;

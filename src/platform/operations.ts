@@ -60,6 +60,9 @@ export interface OperationsTrackerOptions {
   now?: () => number;
 }
 
+/** The due time of an operation whose action was never seen to finish (the mutation gate's guess too). */
+const unknownDurationMs = 1_000;
+
 /** Statuses after which an operation never changes (the platform's operations guide). */
 const FINAL = new Set(["finished", "skipped", "error", "cancelled"]);
 /** Final statuses of a change that did not happen. */
@@ -178,6 +181,9 @@ export class OperationsTracker {
       ? now - pollIntervalMs * this.busyFactor
       : Math.floor(now / pollIntervalMs) * pollIntervalMs;
     const startedAt = last?.startedAt;
+    // Before one of them is due to have ended a list could only show them running: a resource
+    // woken by its own status write right after its change is answered as it knew them.
+    if (!pending.some((op) => typeof op === "string" || this.dueAt(op) <= now)) return this.settled;
     if (busy && pending.every((op) => typeof op !== "string")) {
       // While the project's changes wait for their turn, a poll never waits for a list (nor holds
       // a worker that a change's turn needs): it is answered from the latest pass that ended, or
@@ -201,6 +207,17 @@ export class OperationsTracker {
       if (pending.every(known)) return seen;
     }
     return this.join(pending).result;
+  }
+
+  /**
+   * When an operation is due to have ended: its usual duration after its start (unknown: 1 s).
+   * One that started after now by this clock (the platform's runs ahead) is due now: a skewed
+   * clock must not hold a look back.
+   */
+  private dueAt(op: Operation): number {
+    const created = Date.parse(op.createdAt);
+    if (Number.isNaN(created) || created > this.now()) return Number.NEGATIVE_INFINITY;
+    return created + (this.expectedDuration(op) ?? unknownDurationMs);
   }
 
   private join(pending: readonly (Operation | string)[]): Batch {
