@@ -169,6 +169,31 @@ describe("ComputeEndpoint against the platform's operations", () => {
     }
   });
 
+  it("a create whose project is busy reads as waiting for the project, and goes when its turn comes", async () => {
+    const before = requests("POST", "/projects/proj-alpha/endpoints").length;
+    // Two creates in one project at once: one goes, the other is handed back until the project's
+    // lock frees (rather than holding a worker asleep until then), and says so in its status.
+    const [first, second] = await Promise.all(
+      ["in-line-a", "in-line-b"].map(async (name, i) => {
+        await h.apply(endpoint(name, { branchId: i === 0 ? "br-staging" : "br-feature", type: "read_only" }));
+        return watchUntilReady(name);
+      }),
+    );
+    const reasons = [first!, second!].map(({ seen }) => seen.map((c) => c.reason));
+    const waited = reasons.filter((r) => r.includes("WaitingForProject"));
+    expect(waited.length).toBeGreaterThan(0);
+    for (const r of waited) expect(r.indexOf("WaitingForProject")).toBeLessThan(r.indexOf("Creating"));
+    const created = requests("POST", "/projects/proj-alpha/endpoints")
+      .slice(before)
+      .filter((e) => e.status === 201);
+    expect(created.length).toBe(2);
+    // Waiting for a turn is no failure.
+    for (const { seen } of [first!, second!]) {
+      expect(seen.filter((c) => c.status === "False" && c.type === "Synced")).toEqual([]);
+    }
+    expect([...(await warnings("in-line-a")), ...(await warnings("in-line-b"))]).toEqual([]);
+  });
+
   it("deletes a resource whose endpoint was removed behind the operator's back (204)", async () => {
     await h.apply(endpoint("vanishing", { branchId: "br-dev", type: "read_only" }));
     const { obj } = await watchUntilReady("vanishing");
