@@ -3,15 +3,10 @@
 // through the module proxy at a pinned version, checked by `go mod download` against the Go
 // checksum database and against the hash pinned here, and kept in the Go module cache (one
 // 56 MB download per machine).
-import { execFile } from "node:child_process";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { promisify } from "node:util";
-import { goCommand } from "../../tools/sandbox/go-toolchain.ts";
-import { cacheBase, stderrLog, type Log } from "../../tools/sandbox/go-build.ts";
+import { stderrLog, type Log } from "../../tools/sandbox/go-build.ts";
+import { downloadModule } from "./go-modules.ts";
 import { eventually, kubectl } from "./kube.ts";
-
-const exec = promisify(execFile);
 
 export const argoCdModule = "github.com/argoproj/argo-cd/v3";
 export const argoCdVersion = "v3.5.7";
@@ -23,29 +18,8 @@ const goModuleDir = resolve(import.meta.dirname, "..", "tools", "gitops");
 
 /** The paths of Argo CD's Application and ApplicationSet CRDs, downloaded once. */
 export async function argoCdCrdFiles(log: Log = stderrLog): Promise<string[]> {
-  const go = await goCommand(goModuleDir, join(cacheBase(), "go"), log);
-  const { stdout } = await exec(go, ["mod", "download", "-json", `${argoCdModule}@${argoCdVersion}`], {
-    cwd: tmpdir(), // outside any module: nothing here is changed
-    env: { ...process.env, GOTOOLCHAIN: "local", GO111MODULE: "on", GOFLAGS: "" },
-    maxBuffer: 1024 * 1024,
-  }).catch((err: unknown) => {
-    const out = (err as { stdout?: string }).stdout ?? "";
-    throw new Error(`go mod download ${argoCdModule}@${argoCdVersion} failed: ${out || String(err)}`, {
-      cause: err,
-    });
-  });
-  const info = JSON.parse(stdout) as { Dir?: string; Sum?: string; Error?: string };
-  if (info.Error !== undefined || info.Dir === undefined) {
-    throw new Error(`go mod download ${argoCdModule}@${argoCdVersion}: ${info.Error ?? "no directory"}`);
-  }
-  if (info.Sum !== argoCdSum) {
-    throw new Error(
-      `${argoCdModule}@${argoCdVersion} has hash ${info.Sum ?? "none"}, not the pinned ${argoCdSum}`,
-    );
-  }
-  return ["application-crd.yaml", "applicationset-crd.yaml"].map((f) =>
-    join(info.Dir!, "manifests", "crds", f),
-  );
+  const dir = await downloadModule(argoCdModule, argoCdVersion, argoCdSum, goModuleDir, log);
+  return ["application-crd.yaml", "applicationset-crd.yaml"].map((f) => join(dir, "manifests", "crds", f));
 }
 
 /**

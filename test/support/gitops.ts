@@ -3,17 +3,10 @@
 // rule parser, in one Go program (test/tools/gitops/) built from the module
 // proxy and cached like the control plane and helm.
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { promisify } from "node:util";
-import {
-  buildGoTools,
-  cacheBase,
-  moduleHash,
-  requirement,
-  stderrLog,
-  type Log,
-} from "../../tools/sandbox/go-build.ts";
+import { stderrLog, type Log } from "../../tools/sandbox/go-build.ts";
+import { buildModuleTool } from "./go-modules.ts";
 
 const exec = promisify(execFile);
 
@@ -45,26 +38,18 @@ export interface RuleReport {
 }
 
 /** Builds (or finds in the cache) the gitops program and returns its path. */
-export async function buildGitopsTool(log: Log = stderrLog): Promise<string> {
-  const goMod = await readFile(join(gitopsModuleDir, "go.mod"), "utf8");
-  const versions = ["github.com/yuin/gopher-lua", "sigs.k8s.io/cli-utils", "github.com/prometheus/prometheus"]
-    .map((m) => requirement(goMod, m))
-    .join("-");
-  const dir = join(cacheBase(), "tools", `gitops-${versions}-${await moduleHash(gitopsModuleDir)}`);
-  const binary = join(dir, "gitops");
-  await buildGoTools(
+export function buildGitopsTool(log: Log = stderrLog): Promise<string> {
+  return buildModuleTool(
     gitopsModuleDir,
-    [
-      {
-        pkg: ".",
-        binary,
-        ldflags: ["-s", "-w"],
-        describe: `gitops: building gopher-lua, kstatus and the Prometheus rule parser into ${dir}`,
-      },
-    ],
+    "gitops",
+    ["github.com/yuin/gopher-lua", "sigs.k8s.io/cli-utils", "github.com/prometheus/prometheus"],
+    ({ dir }) => ({
+      pkg: ".",
+      ldflags: ["-s", "-w"],
+      describe: `gitops: building gopher-lua, kstatus and the Prometheus rule parser into ${dir}`,
+    }),
     log,
   );
-  return binary;
 }
 
 async function run<T>(binary: string, args: string[], input?: unknown): Promise<T> {

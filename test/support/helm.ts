@@ -2,25 +2,18 @@
 // version and every dependency in go.sum) and caches the binary like the
 // control plane: ~/.cache/neon-cloud-operator/tools/helm-<version>-<hash>/helm.
 // The deploy tests lint and render the chart with it; no helm install needed.
-import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import {
-  buildGoTools,
-  cacheBase,
-  moduleHash,
-  requirement,
-  stderrLog,
-  type Log,
-} from "../../tools/sandbox/go-build.ts";
+import { resolve } from "node:path";
+import { requirement, stderrLog, type GoTool, type Log } from "../../tools/sandbox/go-build.ts";
+import { buildModuleTool, type ToolCache } from "./go-modules.ts";
 
 export const helmModuleDir = resolve(import.meta.dirname, "..", "tools", "helm");
 
 /** Builds (or finds in the cache) helm and returns the binary's path. */
-export async function buildHelm(log: Log = stderrLog): Promise<string> {
-  const goMod = await readFile(join(helmModuleDir, "go.mod"), "utf8");
-  const version = requirement(goMod, "helm.sh/helm/v3");
-  const dir = join(cacheBase(), "tools", `helm-${version}-${await moduleHash(helmModuleDir)}`);
-  const binary = join(dir, "helm");
+export function buildHelm(log: Log = stderrLog): Promise<string> {
+  return buildModuleTool(helmModuleDir, "helm", ["helm.sh/helm/v3"], helmBuild, log);
+}
+
+function helmBuild({ goMod, versions: version, dir }: ToolCache): Omit<GoTool, "binary"> {
   // What helm's Makefile stamps: its version, and the Kubernetes version it
   // assumes for `template` and `lint` (client-go's minor, major + 1), so a
   // chart's kubeVersion constraint is checked against a current release.
@@ -33,17 +26,9 @@ export async function buildHelm(log: Log = stderrLog): Promise<string> {
       `-X ${pkg}.k8sVersionMinor=${clientMinor}`,
     );
   }
-  await buildGoTools(
-    helmModuleDir,
-    [
-      {
-        pkg: "helm.sh/helm/v3/cmd/helm",
-        binary,
-        ldflags,
-        describe: `helm: building helm ${version} from the Go module proxy into ${dir}`,
-      },
-    ],
-    log,
-  );
-  return binary;
+  return {
+    pkg: "helm.sh/helm/v3/cmd/helm",
+    ldflags,
+    describe: `helm: building helm ${version} from the Go module proxy into ${dir}`,
+  };
 }

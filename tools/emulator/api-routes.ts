@@ -17,8 +17,8 @@ import { branchPage } from "./branch-list.ts";
 import { branchesOfProject, createBranch, deleteBranch, findBranch, updateBranch } from "./branches.ts";
 import { databasesOf, rolesOf } from "./catalog.ts";
 import type { PostgresAddresses } from "./connection-uri.ts";
-import { PlatformError, notFound } from "./errors.ts";
-import type { AccountRecord, EndpointRecord } from "./model.ts";
+import { PlatformError } from "./errors.ts";
+import type { AccountRecord, BranchRecord, EndpointRecord, OperationRecord } from "./model.ts";
 import { getOperation, listOperations } from "./operations.ts";
 import { listProjects } from "./projects.ts";
 import {
@@ -158,6 +158,20 @@ function endpointChange(
         pendingState,
         dropDeprecatedFields: ctx.shape.dropDeprecatedFields,
       }),
+      operations: change.operations.map((op) => operationView(op, ctx.now)),
+    },
+  };
+}
+
+/** A branch and the operations a request started on it (a delete, a restore). */
+export function branchChange(
+  ctx: ApiContext,
+  change: { branch: BranchRecord; operations: OperationRecord[] },
+): ApiResponse {
+  return {
+    status: 200,
+    body: {
+      branch: branchView(change.branch, ctx.shape),
       operations: change.operations.map((op) => operationView(op, ctx.now)),
     },
   };
@@ -413,14 +427,7 @@ export const apiRoutes: ApiRoute[] = [
       const branch = ctx.world.branches.get(param(ctx, "branch_id"));
       // The document: 204 "if the branch doesn't exist or has already been deleted".
       if (!branch || branch.projectId !== projectId) return { status: 204, empty: true };
-      const change = deleteBranch(ctx.world, branch, ctx.now);
-      return {
-        status: 200,
-        body: {
-          branch: branchView(change.branch, ctx.shape),
-          operations: change.operations.map((op) => operationView(op, ctx.now)),
-        },
-      };
+      return branchChange(ctx, deleteBranch(ctx.world, branch, ctx.now));
     },
   },
   {
@@ -429,8 +436,7 @@ export const apiRoutes: ApiRoute[] = [
     handle(ctx) {
       const projectId = param(ctx, "project_id");
       findProject(ctx.world, projectId);
-      const branch = ctx.world.branches.get(param(ctx, "branch_id"));
-      if (!branch || branch.projectId !== projectId) throw notFound("branch");
+      const branch = findBranch(ctx.world, projectId, param(ctx, "branch_id"));
       return { status: 200, json: ctx.views.list(branch.id, () => ctx.world.endpointsOfBranch(branch.id)) };
     },
   },

@@ -1,6 +1,6 @@
 // The platform API's routes for a branch's Postgres catalog (roles and
 // databases), its restore, and the project's connection URIs.
-import { param, type ApiContext, type ApiRoute } from "./api-routes.ts";
+import { branchChange, param, type ApiContext, type ApiRoute } from "./api-routes.ts";
 import { databasesOf, findDatabase, findRole, rolesOf } from "./catalog.ts";
 import { connectionUri } from "./connection-uri.ts";
 import { createDatabase, deleteDatabase, updateDatabase, type DatabaseChange } from "./databases.ts";
@@ -17,7 +17,7 @@ import {
 } from "./requests.ts";
 import { restoreBranch } from "./restore.ts";
 import { createRole, deleteRole, resetPassword, revealPassword, type RoleChange } from "./roles.ts";
-import { branchView, databaseView, operationView, roleView } from "./views.ts";
+import { databaseView, operationView, roleView } from "./views.ts";
 
 const B = "/projects/:project_id/branches/:branch_id";
 
@@ -152,14 +152,7 @@ export const catalogRoutes: ApiRoute[] = [
     handle(ctx) {
       const branch = branchOf(ctx);
       const body = parseInput(restoreBranchBody, ctx.body);
-      const restore = restoreBranch(ctx.world, branch, body, ctx.now);
-      return {
-        status: 200,
-        body: {
-          branch: branchView(restore.branch, ctx.shape),
-          operations: restore.operations.map((op) => operationView(op, ctx.now)),
-        },
-      };
+      return branchChange(ctx, restoreBranch(ctx.world, branch, body, ctx.now));
     },
   },
   {

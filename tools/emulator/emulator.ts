@@ -135,22 +135,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const worldOptions: WorldOptions = {
     clock,
     random: durationRandom,
-    ...(options.operationDurationMs === undefined
-      ? {}
-      : { operationDurationMs: options.operationDurationMs }),
-    ...(options.operationDurationJitter === undefined
-      ? {}
-      : { operationDurationJitter: options.operationDurationJitter }),
-    ...(options.checkAvailabilityIntervalMs === undefined
-      ? {}
-      : { checkAvailabilityIntervalMs: options.checkAvailabilityIntervalMs }),
-    ...(options.maxOperationsPerProject === undefined
-      ? {}
-      : { maxOperationsPerProject: options.maxOperationsPerProject }),
-    ...(options.operationsListLagMs === undefined
-      ? {}
-      : { operationsListLagMs: options.operationsListLagMs }),
-    ...(options.lockScope === undefined ? {} : { lockScope: options.lockScope }),
+    ...givenOptions(options, [
+      "operationDurationMs",
+      "operationDurationJitter",
+      "checkAvailabilityIntervalMs",
+      "maxOperationsPerProject",
+      "operationsListLagMs",
+      "lockScope",
+    ]),
     operationFault: faults.operationFault,
   };
   // Made before the world exists, which tells them of its changes; the front reads it through `target`.
@@ -344,15 +336,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       requestLog.add(entry(0, "lose_response"));
       return;
     }
-    if ("empty" in response) sendEmpty(res, response.status, requestId);
-    else {
-      sendJson(
-        res,
-        response.status,
-        "json" in response ? response.json : JSON.stringify(response.body),
-        requestId,
-      );
-    }
+    sendResponse(res, response, requestId);
     requestLog.add(entry(response.status, fault ? "latency" : undefined));
   }
 
@@ -375,15 +359,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       target.world.advance(now);
       const ctx: AdminContext = { target, params: match.params, query, body, now };
       const response = await (match.store as (typeof adminRoutes)[number]).handle(ctx);
-      if ("empty" in response) sendEmpty(res, response.status, requestId);
-      else {
-        sendJson(
-          res,
-          response.status,
-          "json" in response ? response.json : JSON.stringify(response.body),
-          requestId,
-        );
-      }
+      sendResponse(res, response, requestId);
     } catch (err) {
       if (!(err instanceof PlatformError)) console.error("emulator: admin request failed:", err);
       sendError(res, err instanceof PlatformError ? err.status : 500, errorMessage(err), requestId);
@@ -461,6 +437,24 @@ function postgresEvents(store: DatabaseStore, front: PostgresFront): BranchDataE
     configApplied: (endpointId) => front.dropSessions(endpointId),
     endpointRemoved: (endpointId) => front.closeEndpoint(endpointId),
   };
+}
+
+/** The options among `keys` that are set; one left out stays out, so the world's default applies. */
+function givenOptions<K extends keyof EmulatorOptions>(
+  options: EmulatorOptions,
+  keys: readonly K[],
+): Partial<Pick<EmulatorOptions, K>> {
+  const given: Partial<Pick<EmulatorOptions, K>> = {};
+  for (const key of keys) if (options[key] !== undefined) given[key] = options[key];
+  return given;
+}
+
+function sendResponse(res: ServerResponse, response: ApiResponse, requestId: string): void {
+  if ("empty" in response) sendEmpty(res, response.status, requestId);
+  else {
+    const json = "json" in response ? response.json : JSON.stringify(response.body);
+    sendJson(res, response.status, json, requestId);
+  }
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {

@@ -3,7 +3,13 @@
 import { checkComputeRange } from "./compute-units.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
 import { newEndpointId } from "./ids.ts";
-import type { EndpointRecord, EndpointState, OperationRecord, ProjectRecord } from "./model.ts";
+import type {
+  EndpointRecord,
+  EndpointState,
+  OperationAction,
+  OperationRecord,
+  ProjectRecord,
+} from "./model.ts";
 import type { CreateEndpointBody, UpdateEndpointBody } from "./requests.ts";
 import type { OperationSpec, World } from "./world.ts";
 
@@ -21,6 +27,22 @@ export function findProject(world: World, projectId: string): ProjectRecord {
 export function findEndpoint(world: World, projectId: string, endpointId: string): EndpointRecord {
   const endpoint = world.endpoints.get(endpointId);
   if (!endpoint || endpoint.projectId !== projectId) throw notFound("endpoint");
+  return endpoint;
+}
+
+/**
+ * The endpoint a request acts on, refused while an operation holds its branch;
+ * `mustBeEnabled` refuses a disabled one too (422), before the lock is looked at.
+ */
+function endpointToChange(
+  world: World,
+  projectId: string,
+  endpointId: string,
+  mustBeEnabled = false,
+): EndpointRecord {
+  const endpoint = findEndpoint(world, projectId, endpointId);
+  if (mustBeEnabled && endpoint.disabled) throw new PlatformError(422, "endpoint is disabled");
+  world.assertUnlocked(projectId, [endpoint.branchId]);
   return endpoint;
 }
 
@@ -56,9 +78,7 @@ export function createEndpoint(
   const endpoint = newEndpoint(project, body, min, max, now, creationSource);
   world.addEndpoint(endpoint);
   // A disabled endpoint accepts no connections, so nothing starts it.
-  const operations = endpoint.disabled
-    ? []
-    : world.startOperations(projectId, [startCompute(endpoint)], now, "active");
+  const operations = endpoint.disabled ? [] : startEndpointCompute(world, endpoint, now);
   return { endpoint, operations };
 }
 
@@ -159,8 +179,7 @@ export function deleteEndpoint(
   endpointId: string,
   now: number,
 ): EndpointChange {
-  const endpoint = findEndpoint(world, projectId, endpointId);
-  world.assertUnlocked(projectId, [endpoint.branchId]);
+  const endpoint = endpointToChange(world, projectId, endpointId);
   // A running compute is stopped as it goes; an idle one just disappears.
   const operations =
     endpoint.currentState === "active"
@@ -176,13 +195,8 @@ export function startEndpoint(
   endpointId: string,
   now: number,
 ): EndpointChange {
-  const endpoint = findEndpoint(world, projectId, endpointId);
-  if (endpoint.disabled) throw new PlatformError(422, "endpoint is disabled");
-  world.assertUnlocked(projectId, [endpoint.branchId]);
-  const operations =
-    endpoint.currentState === "active"
-      ? []
-      : world.startOperations(projectId, [startCompute(endpoint)], now, "active");
+  const endpoint = endpointToChange(world, projectId, endpointId, true);
+  const operations = endpoint.currentState === "active" ? [] : startEndpointCompute(world, endpoint, now);
   return { endpoint, operations };
 }
 
@@ -192,8 +206,7 @@ export function suspendEndpoint(
   endpointId: string,
   now: number,
 ): EndpointChange {
-  const endpoint = findEndpoint(world, projectId, endpointId);
-  world.assertUnlocked(projectId, [endpoint.branchId]);
+  const endpoint = endpointToChange(world, projectId, endpointId);
   const operations =
     endpoint.currentState === "active"
       ? world.startOperations(projectId, [suspendCompute(endpoint)], now, "idle")
@@ -208,9 +221,7 @@ export function restartEndpoint(
   endpointId: string,
   now: number,
 ): EndpointChange {
-  const endpoint = findEndpoint(world, projectId, endpointId);
-  if (endpoint.disabled) throw new PlatformError(422, "endpoint is disabled");
-  world.assertUnlocked(projectId, [endpoint.branchId]);
+  const endpoint = endpointToChange(world, projectId, endpointId, true);
   const specs =
     endpoint.currentState === "active"
       ? [suspendCompute(endpoint), startCompute(endpoint)]
@@ -233,22 +244,19 @@ export function connectToEndpoint(world: World, endpointId: string, now: number)
   }
   return {
     endpoint,
-    operations: world.startOperations(endpoint.projectId, [startCompute(endpoint)], now, "active"),
+    operations: startEndpointCompute(world, endpoint, now),
   };
 }
 
-const startCompute = (e: EndpointRecord): OperationSpec => ({
-  action: "start_compute",
-  branchId: e.branchId,
-  endpointId: e.id,
-});
-const suspendCompute = (e: EndpointRecord): OperationSpec => ({
-  action: "suspend_compute",
-  branchId: e.branchId,
-  endpointId: e.id,
-});
-const applyConfig = (e: EndpointRecord): OperationSpec => ({
-  action: "apply_config",
-  branchId: e.branchId,
-  endpointId: e.id,
-});
+/** Starts an endpoint's compute; the endpoint is `active` once the operation finishes. */
+function startEndpointCompute(world: World, endpoint: EndpointRecord, now: number): OperationRecord[] {
+  return world.startOperations(endpoint.projectId, [startCompute(endpoint)], now, "active");
+}
+
+/** An operation on one endpoint's compute, on the branch it is attached to now. */
+const computeOperation =
+  (action: OperationAction) =>
+  (e: EndpointRecord): OperationSpec => ({ action, branchId: e.branchId, endpointId: e.id });
+const startCompute = computeOperation("start_compute");
+const suspendCompute = computeOperation("suspend_compute");
+const applyConfig = computeOperation("apply_config");

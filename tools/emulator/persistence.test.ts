@@ -31,9 +31,7 @@ async function call(url: string, key: string, method = "GET", body?: unknown): P
 
 describe("state file", () => {
   it("a restarted emulator keeps projects, endpoints, operations and keys, and the key values still work", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
-    dirs.push(dir);
-    const stateFile = join(dir, "world.json");
+    const stateFile = await newStateFile();
     const options = {
       stateFile,
       rateLimits: false as const,
@@ -134,9 +132,7 @@ describe("state file", () => {
   });
 
   it("a state file written before accounts and retries loads: one user owns everything, a failed operation is final", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "emulator-state-"));
-    dirs.push(dir);
-    const stateFile = join(dir, "world.json");
+    const stateFile = await newStateFile();
     const options = {
       stateFile,
       rateLimits: false as const,
