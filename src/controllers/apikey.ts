@@ -159,7 +159,7 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
         key.id === storedKey(secret)?.keyId &&
         (key.id === status.keyId ||
           key.name === status.pendingKeyName ||
-          (statusLost && controlled && key.name.startsWith(`${k.keyName}-`))),
+          (statusLost && controlled && (k.gave(key.name) || k.gaveBeforeTokens(key.name)))),
     )?.id;
     const ours = new Set<number>();
     for (const id of [status.keyId, status.previousKeyId, inSecret]) if (id !== undefined) ours.add(id);
@@ -179,7 +179,7 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
 
   /**
    * Takes the key back into status from the Secret this ApiKey controls, when the platform lists
-   * it under a name this ApiKey gives (`<keyName>-<suffix>`): issuing a new one instead would
+   * it under a name this ApiKey gives (`<keyName>-<token>-<suffix>`): issuing a new one instead would
    * overwrite the Secret and leave the old key live in nobody's hands.
    */
   private async recover(k: KeyPass): Promise<void> {
@@ -189,15 +189,16 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
     if (inSecret?.keyId === undefined || inSecret.fingerprint === undefined) return;
     const keys = await this.keys.fresh(k.pass.client);
     const key = keys.find(
-      (listed) => listed.id === inSecret.keyId && listed.name.startsWith(`${k.keyName}-`),
+      (listed) => listed.id === inSecret.keyId && (k.gave(listed.name) || k.gaveBeforeTokens(listed.name)),
     );
     if (!key) return;
     // Other live keys under this ApiKey's names were tracked by the lost status too: a rotation's
     // previous key in its grace period, or a key a crash left in nobody's hands. The newest keeps
-    // a grace period from now (clients may still use it); any older one is revoked at once.
-    const ours = new RegExp(`^${k.keyName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-[a-z0-9]{6}$`);
+    // a grace period from now (clients may still use it); any older one is revoked at once. Only
+    // names carrying this ApiKey's token count: a namesake in another namespace (same keyName)
+    // gives keys of the same form otherwise.
     const [previous, ...older] = keys
-      .filter((listed) => listed.id !== key.id && ours.test(listed.name))
+      .filter((listed) => listed.id !== key.id && k.gave(listed.name))
       .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || b.id - a.id);
     for (const stale of older) await k.revoke(stale.id, "status had lost it, and a newer key replaced it");
     await k.save({

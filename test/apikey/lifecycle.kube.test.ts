@@ -46,7 +46,7 @@ describe("an ApiKey on the real API server and the emulator", () => {
     await s.create("ci");
     const ready = await s.waitReady("ci");
     expect(ready.status?.secretName).toBe("ci-api-key");
-    expect(ready.status?.keyName).toMatch(/^ci-[a-z0-9]{6}$/);
+    expect(ready.status?.keyName).toMatch(/^ci-[0-9a-f]{6}-[a-z0-9]{6}$/);
     expect(ready.metadata.finalizers).toContain("neoncloud.dev/apikey");
 
     const stored = await s.stored("ci-api-key");
@@ -152,6 +152,35 @@ describe("an ApiKey on the real API server and the emulator", () => {
     );
     const stored = (await s.stored("rotating-api-key"))!;
     expect(await authenticates(world, stored.value)).toBe(true);
+  });
+
+  it("two ApiKeys of one name in two namespaces: a wiped status takes back only its own key", async () => {
+    // The default keyName is the resource's name, which another namespace may share.
+    const mine = await world.scenario("ak-twin-a");
+    const theirs = await world.scenario("ak-twin-b");
+    await mine.start();
+    await theirs.start();
+    await mine.create("twin");
+    await theirs.create("twin");
+    const myFirst = await mine.waitReady("twin");
+    const theirFirst = await theirs.waitReady("twin");
+    const myKey = (await mine.stored("twin-api-key"))!;
+    const theirKey = (await theirs.stored("twin-api-key"))!;
+    await wipeStatus(mine.namespace, "twin");
+    // Recovered, and any previous key it believed its own (no rotation: no grace period) dealt with.
+    const recovered = await mine.waitReady(
+      "twin",
+      (o) => o.status?.keyId !== undefined && o.status.previousKeyId === undefined,
+    );
+    expect(recovered.status?.keyId).toBe(myFirst.status?.keyId);
+    expect(await authenticates(world, myKey.value)).toBe(true);
+    // The other namespace's key is neither taken nor revoked.
+    expect(await authenticates(world, theirKey.value)).toBe(true);
+    expect((await theirs.get("twin"))?.status?.keyId).toBe(theirFirst.status?.keyId);
+    expect((await theirs.stored("twin-api-key"))?.keyId).toBe(theirKey.keyId);
+    expect((await liveKeys(world, "twin")).map((k) => k.id).sort()).toEqual(
+      [myKey.keyId, theirKey.keyId].sort(),
+    );
   });
 
   it("an ApiKey deleted after its status was wiped still revokes the key in its Secret", async () => {
