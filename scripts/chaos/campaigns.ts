@@ -109,6 +109,7 @@ async function campaign(
   await startSingle(ctx);
   const started = Date.now();
   const served = ctx.platform.requestsServed() - ctx.platform.ownRequests();
+  const routesBefore = ctx.platform.operatorRoutes();
   const issued = await ctx.platform.issuedKeys();
   const crashesBefore = ctx.operators.crashes.length;
   // A rotating key from the start, so kills and faults can land on rotations.
@@ -119,6 +120,11 @@ async function campaign(
   ctx.say(`${name}: faults off after ${w.flowCount} flows; waiting for convergence`);
   const converged = await converge(ctx.kube, ctx.platform, [w], ctx.mode.convergeTimeoutMs);
   const requests = ctx.platform.requestsServed() - ctx.platform.ownRequests() - served;
+  const byRoute = [...ctx.platform.operatorRoutes()]
+    .map(([route, n]) => [route, n - (routesBefore.get(route) ?? 0)] as const)
+    .filter(([, n]) => n !== 0)
+    .sort((a, b) => b[1] - a[1]);
+  ctx.say(`${name}: ${requests} platform requests: ${byRoute.map(([r, n]) => `${r} ${n}`).join(", ")}`);
   const work = w.flowCount + (await ctx.platform.issuedKeys()) - issued;
   await after?.();
   await startSingle(ctx);
