@@ -76,11 +76,12 @@ function modeFrom(values: { quick?: boolean; kills?: string; flows?: string }): 
 
 async function versions(kubernetes: string): Promise<Record<string, string>> {
   const pkg = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as { version: string };
-  let commit = "unknown";
+  // A run from an exported copy of a commit (no .git) names it through NEON_CHAOS_COMMIT.
+  let commit = process.env.NEON_CHAOS_COMMIT;
   try {
-    commit = (await exec("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot })).stdout.trim();
+    commit ??= (await exec("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot })).stdout.trim();
   } catch {
-    // not a checkout
+    commit = "unknown"; // not a checkout
   }
   return {
     "neon-cloud-operator": `${pkg.version} (${commit}, with uncommitted changes if any)`,
