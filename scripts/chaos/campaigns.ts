@@ -71,7 +71,7 @@ export interface CampaignResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The pause between two flows: the same distribution in every campaign, so request counts compare. */
-function gap(random: Random): Promise<unknown> {
+export function gap(random: Random): Promise<unknown> {
   return sleep(random.int(300, 1500));
 }
 
@@ -84,13 +84,13 @@ async function ensureNamespace(kube: KubeClient, name: string): Promise<void> {
   });
 }
 
-async function startSingle(ctx: Chaos): Promise<void> {
+export async function startSingle(ctx: Chaos): Promise<void> {
   if (ctx.single && ctx.single.child.exitCode === null && ctx.single.child.signalCode === null) return;
   ctx.single = ctx.operators.start(false);
   await ctx.single.started;
 }
 
-async function campaign(
+export async function campaign(
   ctx: Chaos,
   name: string,
   title: string,
@@ -348,7 +348,7 @@ export function leadership(ctx: Chaos): Promise<CampaignResult> {
 }
 
 /** The flow indexes at which a campaign strikes `times` times, spread over its flows. */
-function strikes(flows: number, times: number): Set<number> {
+export function strikes(flows: number, times: number): Set<number> {
   return new Set(Array.from({ length: times }, (_, k) => Math.floor(((k + 0.5) * flows) / times)));
 }
 

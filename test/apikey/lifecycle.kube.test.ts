@@ -4,6 +4,7 @@
 // shows up in logs, events or status.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubectl, eventually } from "../support/kube.ts";
+import { apiKeyResourceKind } from "../../src/controllers/apikey.ts";
 import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
 import { ContentType } from "../../src/runtime/index.ts";
 import {
@@ -200,6 +201,47 @@ describe("an ApiKey on the real API server and the emulator", () => {
     expect(ready.status?.keyId).toBe(stored.keyId);
     expect(await authenticates(world, stored.value)).toBe(false);
     expect(await liveKeys(world, "gone")).toEqual([]);
+  });
+
+  it("an ApiKey restored from a backup with a new UID takes back its Secret and key", async () => {
+    const s = await world.scenario("ak-new-uid");
+    const controller = await s.start();
+    await s.create("reborn", { deletionPolicy: "Revoke" });
+    const first = await s.waitReady("reborn");
+    const stored = (await s.stored("reborn-api-key"))!;
+    // A restore as Velero makes it: the ApiKey without status, finalizers or UID; its Secret
+    // without owner references. The platform key still exists.
+    await s.stop(controller);
+    const saved = (await s.secret("reborn-api-key"))!;
+    await world.kube.patch(
+      apiKeyResourceKind,
+      s.namespace,
+      "reborn",
+      { metadata: { finalizers: null } },
+      ContentType.MergePatch,
+    );
+    await kubectl(["delete", "apikey", "reborn", "-n", s.namespace]);
+    await kubectl(["delete", "secret", "reborn-api-key", "-n", s.namespace]);
+    await world.kube.create(secretKind, {
+      metadata: { name: saved.metadata.name, namespace: s.namespace, labels: saved.metadata.labels },
+      data: saved.data,
+    });
+    await s.create("reborn", { deletionPolicy: "Revoke" });
+    const uid = (await s.get("reborn"))?.metadata.uid;
+    expect(uid).not.toBe(first.metadata.uid);
+    await s.start();
+    const again = await s.waitReady("reborn", (o) => o.status?.keyId !== undefined);
+    expect(again.status?.keyId).toBe(stored.keyId);
+    expect(await authenticates(world, stored.value)).toBe(true);
+    expect((await liveKeys(world, "reborn")).map((k) => k.id)).toEqual([stored.keyId]);
+    const secret = await s.secret("reborn-api-key");
+    expect(secret?.metadata.ownerReferences?.map((r) => r.uid)).toEqual([uid]);
+    // It is this ApiKey's again: deleting it revokes the key.
+    await kubectl(["delete", "apikey", "reborn", "-n", s.namespace, "--wait=false"]);
+    await eventually(async () => ((await s.get("reborn")) === undefined ? true : undefined), {
+      what: "the reborn ApiKey gone",
+    });
+    expect(await authenticates(world, stored.value)).toBe(false);
   });
 
   it("Retain keeps the key and its Secret after the ApiKey is gone", async () => {
