@@ -71,7 +71,7 @@ export interface CampaignResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The pause between two flows: the same distribution in every campaign, so request counts compare. */
-export function gap(random: Random): Promise<unknown> {
+function gap(random: Random): Promise<unknown> {
   return sleep(random.int(300, 1500));
 }
 
@@ -84,7 +84,7 @@ async function ensureNamespace(kube: KubeClient, name: string): Promise<void> {
   });
 }
 
-export async function startSingle(ctx: Chaos): Promise<void> {
+async function startSingle(ctx: Chaos): Promise<void> {
   if (ctx.single && ctx.single.child.exitCode === null && ctx.single.child.signalCode === null) return;
   ctx.single = ctx.operators.start(false);
   await ctx.single.started;
@@ -348,7 +348,7 @@ export function leadership(ctx: Chaos): Promise<CampaignResult> {
 }
 
 /** The flow indexes at which a campaign strikes `times` times, spread over its flows. */
-export function strikes(flows: number, times: number): Set<number> {
+function strikes(flows: number, times: number): Set<number> {
   return new Set(Array.from({ length: times }, (_, k) => Math.floor(((k + 0.5) * flows) / times)));
 }
 
@@ -496,23 +496,36 @@ export function statusWiped(ctx: Chaos): Promise<CampaignResult> {
     "restore",
     "status wiped from every resource (a restore from a backup without status)",
     async (w) => {
-      const counts = { "status wipes": 0, "statuses wiped": 0 };
-      await startSingle(ctx);
-      const strikeAt = [...strikes(ctx.mode.flows, 2)];
-      for (let i = 0; i < ctx.mode.flows; i++) {
-        await w.step(pickFlow(ctx.random));
-        await gap(ctx.random);
-        if (!strikeAt.includes(i)) continue;
-        const whileDown = i === strikeAt[1];
-        if (whileDown && ctx.single) {
-          await ctx.operators.stop(ctx.single);
-          ctx.single = undefined;
-        }
-        counts["statuses wiped"] += await wipeStatuses(ctx.kube, w.namespace);
-        counts["status wipes"]++;
-        if (whileDown) await startSingle(ctx);
-      }
-      return { counts };
+      const done = await flowsWithRestores(ctx, w, () => wipeStatuses(ctx.kube, w.namespace));
+      return { counts: { "status wipes": done.restores, "statuses wiped": done.objects } };
     },
   );
+}
+
+/**
+ * The workload's flows with a restore struck twice: once while the operator runs, once while it
+ * is down. `restore` returns how many objects it touched.
+ */
+export async function flowsWithRestores(
+  ctx: Chaos,
+  w: Workload,
+  restore: () => Promise<number>,
+): Promise<{ restores: number; objects: number }> {
+  const done = { restores: 0, objects: 0 };
+  await startSingle(ctx);
+  const strikeAt = [...strikes(ctx.mode.flows, 2)];
+  for (let i = 0; i < ctx.mode.flows; i++) {
+    await w.step(pickFlow(ctx.random));
+    await gap(ctx.random);
+    if (!strikeAt.includes(i)) continue;
+    const whileDown = i === strikeAt[1];
+    if (whileDown && ctx.single) {
+      await ctx.operators.stop(ctx.single);
+      ctx.single = undefined;
+    }
+    done.objects += await restore();
+    done.restores++;
+    if (whileDown) await startSingle(ctx);
+  }
+  return done;
 }

@@ -7,8 +7,8 @@ import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/api
 import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint.ts";
 import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
 import { ContentType, type KubeClient, type KubeObject, type ResourceKind } from "../../src/runtime/index.ts";
-import { campaign, gap, startSingle, strikes, type CampaignResult, type Chaos } from "./campaigns.ts";
-import { persist, pickFlow, type Workload } from "./workload.ts";
+import { campaign, flowsWithRestores, type CampaignResult, type Chaos } from "./campaigns.ts";
+import { persist, type Workload } from "./workload.ts";
 
 interface Saved {
   kind: ResourceKind;
@@ -105,23 +105,8 @@ export function recreated(ctx: Chaos): Promise<CampaignResult> {
     "recreate",
     "objects recreated from a backup with new UIDs (status, finalizers, owner references stripped)",
     async (w) => {
-      const counts = { restores: 0, "objects recreated": 0 };
-      await startSingle(ctx);
-      const strikeAt = [...strikes(ctx.mode.flows, 2)];
-      for (let i = 0; i < ctx.mode.flows; i++) {
-        await w.step(pickFlow(ctx.random));
-        await gap(ctx.random);
-        if (!strikeAt.includes(i)) continue;
-        const whileDown = i === strikeAt[1];
-        if (whileDown && ctx.single) {
-          await ctx.operators.stop(ctx.single);
-          ctx.single = undefined;
-        }
-        counts["objects recreated"] += await recreateAll(ctx.kube, w);
-        counts.restores++;
-        if (whileDown) await startSingle(ctx);
-      }
-      return { counts };
+      const done = await flowsWithRestores(ctx, w, () => recreateAll(ctx.kube, w));
+      return { counts: { restores: done.restores, "objects recreated": done.objects } };
     },
   );
 }
