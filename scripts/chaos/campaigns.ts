@@ -62,6 +62,8 @@ export interface CampaignResult {
   counts: Record<string, number>;
   /** Platform requests the operator made from the first flow until convergence. */
   requests: number;
+  /** Those requests by route (`GET /api_keys`), most first. */
+  byRoute: [string, number][];
   /** Units of work in that window: flows plus keys issued (rotation goes on with time). */
   work: number;
   durationMs: number;
@@ -121,7 +123,7 @@ export async function campaign(
   const converged = await converge(ctx.kube, ctx.platform, [w], ctx.mode.convergeTimeoutMs);
   const requests = ctx.platform.requestsServed() - ctx.platform.ownRequests() - served;
   const byRoute = [...ctx.platform.operatorRoutes()]
-    .map(([route, n]) => [route, n - (routesBefore.get(route) ?? 0)] as const)
+    .map(([route, n]): [string, number] => [route, n - (routesBefore.get(route) ?? 0)])
     .filter(([, n]) => n !== 0)
     .sort((a, b) => b[1] - a[1]);
   ctx.say(`${name}: ${requests} platform requests: ${byRoute.map(([r, n]) => `${r} ${n}`).join(", ")}`);
@@ -148,6 +150,7 @@ export async function campaign(
     flowCount: w.flowCount,
     counts,
     requests,
+    byRoute,
     work,
     durationMs: Date.now() - started,
     invariants,
