@@ -221,7 +221,8 @@ describe("an ApiKey on the real API server and the emulator", () => {
       ContentType.MergePatch,
     );
     await kubectl(["delete", "apikey", "reborn", "-n", s.namespace]);
-    await kubectl(["delete", "secret", "reborn-api-key", "-n", s.namespace]);
+    // The garbage collector may have taken it with its owner already.
+    await kubectl(["delete", "secret", "reborn-api-key", "-n", s.namespace, "--ignore-not-found"]);
     await world.kube.create(secretKind, {
       metadata: { name: saved.metadata.name, namespace: s.namespace, labels: saved.metadata.labels },
       data: saved.data,
