@@ -1,8 +1,9 @@
 // A restore from a backup that recreates the objects (new UIDs) while the platform resources
 // still exist: what Velero does into a rebuilt cluster. The backup holds each resource's
 // metadata (name, labels, annotations) and spec, and the key Secrets; the restore strips status,
-// finalizers and owner references (Velero's defaults). The operator must find what it made from
-// what the backup kept: no second endpoint, no key left live in nobody's hands.
+// finalizers and owner references (Velero's defaults). ComputeEndpoints are restored as
+// docs/operations.md says (the backed-up endpoint id in spec.endpointId). The operator must find
+// what it made from what the backup kept: no second endpoint, no key left live in nobody's hands.
 import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/apikey.ts";
 import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint.ts";
 import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
@@ -26,6 +27,18 @@ function backedUp(obj: Saved["obj"]): Saved["obj"] {
     ...("data" in obj ? { data: (obj as Secret).data } : {}),
     ...("type" in obj ? { type: (obj as Secret).type } : {}),
   };
+}
+
+/**
+ * The restore procedure docs/operations.md gives for ComputeEndpoints: the id the backup's status
+ * recorded goes into `spec.endpointId`, so the recreated resource adopts its endpoint (a new UID
+ * no longer matches the name `k8s-<uid>` it was created under). One backed up before its endpoint
+ * was recorded has none to adopt.
+ */
+function adoptingSpec(restored: Saved["obj"], original: Saved): Saved["obj"] {
+  const endpointId = (original.obj as { status?: { endpointId?: string } }).status?.endpointId;
+  if (original.kind !== computeEndpointResourceKind || !endpointId) return restored;
+  return { ...restored, spec: { ...(restored.spec as object), endpointId } };
 }
 
 async function removeFinalizers(kube: KubeClient, kind: ResourceKind, namespace: string, name: string) {
@@ -71,7 +84,7 @@ async function recreateAll(kube: KubeClient, w: Workload): Promise<number> {
     const secret = await persist("get", () => kube.get<Secret>(secretKind, ns, secretName));
     if (secret) saved.push({ kind: secretKind, obj: secret });
   }
-  const backup = saved.map((s) => ({ kind: s.kind, obj: backedUp(s.obj) }));
+  const backup = saved.map((s) => ({ kind: s.kind, obj: adoptingSpec(backedUp(s.obj), s) }));
   // The disaster: the objects go without their finalizers running (the Secrets with them).
   for (const { kind, obj } of saved) {
     const name = obj.metadata.name ?? "";
@@ -86,6 +99,9 @@ async function recreateAll(kube: KubeClient, w: Workload): Promise<number> {
       const name = created.metadata.name ?? "";
       const uid = created.metadata.uid ?? "";
       const endpoint = kind === computeEndpointResourceKind ? w.endpoints.get(name) : undefined;
+      const adopted = (entry.obj.spec as { endpointId?: string } | undefined)?.endpointId;
+      // Its endpoint keeps the name of the first UID: an Orphan deletion leaves it on purpose.
+      if (endpoint && adopted && endpoint.spec.deletionPolicy === "Orphan") w.orphaned.add(endpoint.uid);
       if (endpoint) endpoint.uid = uid;
       const key = kind === apiKeyResourceKind ? w.keys.get(name) : undefined;
       if (key) key.uid = uid;
