@@ -119,7 +119,10 @@ export async function campaign(
   const { counts, after, checks } = await body(w);
   await ctx.platform.clearFaults();
   ctx.cluster.proxy.restore();
-  ctx.say(`${name}: faults off after ${w.flowCount} flows; waiting for convergence`);
+  const struck = Object.entries(counts).map(([k, v]) => `${k} ${v}`);
+  ctx.say(
+    `${name}: faults off after ${w.flowCount} flows${struck.length > 0 ? ` (${struck.join(", ")})` : ""}; waiting for convergence`,
+  );
   const converged = await converge(ctx.kube, ctx.platform, [w], ctx.mode.convergeTimeoutMs);
   const requests = ctx.platform.requestsServed() - ctx.platform.ownRequests() - served;
   const byRoute = [...ctx.platform.operatorRoutes()]
