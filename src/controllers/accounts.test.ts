@@ -60,6 +60,27 @@ describe("accounts", () => {
     }
   });
 
+  it("asks about a lone key once it has been revoked, not again with every new key", async () => {
+    const alone = new Accounts({
+      baseUrl: platform.emulator.url,
+      clientOptions: { limits: generousLimits, retry: fastRetry },
+    });
+    try {
+      const first = await platform.client().createApiKey("first-then-revoked");
+      await alone.client(first.key);
+      await platform.client().revokeApiKey(first.id);
+      const before = await platform.served("GET /auth");
+      const second = await platform.client().createApiKey("second-after-a-revoked-one");
+      await alone.client(second.key);
+      expect(await platform.served("GET /auth")).toBe(before + 2); // the new key and the revoked one
+      const third = await platform.client().createApiKey("third-after-a-revoked-one");
+      await alone.client(third.key);
+      expect(await platform.served("GET /auth")).toBe(before + 3); // only the new key
+    } finally {
+      await alone.close();
+    }
+  });
+
   it("does not keep the client of a key the platform refuses", async () => {
     await expect(accounts.client("not-a-key")).rejects.toBeInstanceOf(UnauthorizedError);
     const before = accounts.openClients;

@@ -11,6 +11,7 @@ import {
   NotFoundError,
   PlatformClient,
   RateBudget,
+  UnauthorizedError,
   type PlatformClientOptions,
 } from "../platform/index.ts";
 
@@ -117,8 +118,10 @@ export class Accounts {
         if (!this.budgets.has(account)) this.budgets.set(account, entry.budget);
         return account;
       },
-      () => {
-        entry.account = undefined; // asked again when the next key comes
+      (err: unknown) => {
+        // A refused key (revoked since it was opened) shares nothing; the platform away: ask again
+        // when the next key comes.
+        if (!(err instanceof UnauthorizedError)) entry.account = undefined;
         return undefined;
       },
     );
