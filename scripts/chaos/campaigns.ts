@@ -62,6 +62,8 @@ export interface CampaignResult {
   counts: Record<string, number>;
   /** Platform requests the operator made from the first flow until convergence. */
   requests: number;
+  /** Those requests by route (`GET /api_keys`), most first. */
+  byRoute: [string, number][];
   /** Units of work in that window: flows plus keys issued (rotation goes on with time). */
   work: number;
   durationMs: number;
@@ -90,7 +92,7 @@ async function startSingle(ctx: Chaos): Promise<void> {
   await ctx.single.started;
 }
 
-async function campaign(
+export async function campaign(
   ctx: Chaos,
   name: string,
   title: string,
@@ -109,6 +111,7 @@ async function campaign(
   await startSingle(ctx);
   const started = Date.now();
   const served = ctx.platform.requestsServed() - ctx.platform.ownRequests();
+  const routesBefore = ctx.platform.operatorRoutes();
   const issued = await ctx.platform.issuedKeys();
   const crashesBefore = ctx.operators.crashes.length;
   // A rotating key from the start, so kills and faults can land on rotations.
@@ -116,9 +119,17 @@ async function campaign(
   const { counts, after, checks } = await body(w);
   await ctx.platform.clearFaults();
   ctx.cluster.proxy.restore();
-  ctx.say(`${name}: faults off after ${w.flowCount} flows; waiting for convergence`);
+  const struck = Object.entries(counts).map(([k, v]) => `${k} ${v}`);
+  ctx.say(
+    `${name}: faults off after ${w.flowCount} flows${struck.length > 0 ? ` (${struck.join(", ")})` : ""}; waiting for convergence`,
+  );
   const converged = await converge(ctx.kube, ctx.platform, [w], ctx.mode.convergeTimeoutMs);
   const requests = ctx.platform.requestsServed() - ctx.platform.ownRequests() - served;
+  const byRoute = [...ctx.platform.operatorRoutes()]
+    .map(([route, n]): [string, number] => [route, n - (routesBefore.get(route) ?? 0)])
+    .filter(([, n]) => n !== 0)
+    .sort((a, b) => b[1] - a[1]);
+  ctx.say(`${name}: ${requests} platform requests: ${byRoute.map(([r, n]) => `${r} ${n}`).join(", ")}`);
   const work = w.flowCount + (await ctx.platform.issuedKeys()) - issued;
   await after?.();
   await startSingle(ctx);
@@ -142,6 +153,7 @@ async function campaign(
     flowCount: w.flowCount,
     counts,
     requests,
+    byRoute,
     work,
     durationMs: Date.now() - started,
     invariants,
@@ -490,23 +502,36 @@ export function statusWiped(ctx: Chaos): Promise<CampaignResult> {
     "restore",
     "status wiped from every resource (a restore from a backup without status)",
     async (w) => {
-      const counts = { "status wipes": 0, "statuses wiped": 0 };
-      await startSingle(ctx);
-      const strikeAt = [...strikes(ctx.mode.flows, 2)];
-      for (let i = 0; i < ctx.mode.flows; i++) {
-        await w.step(pickFlow(ctx.random));
-        await gap(ctx.random);
-        if (!strikeAt.includes(i)) continue;
-        const whileDown = i === strikeAt[1];
-        if (whileDown && ctx.single) {
-          await ctx.operators.stop(ctx.single);
-          ctx.single = undefined;
-        }
-        counts["statuses wiped"] += await wipeStatuses(ctx.kube, w.namespace);
-        counts["status wipes"]++;
-        if (whileDown) await startSingle(ctx);
-      }
-      return { counts };
+      const done = await flowsWithRestores(ctx, w, () => wipeStatuses(ctx.kube, w.namespace));
+      return { counts: { "status wipes": done.restores, "statuses wiped": done.objects } };
     },
   );
+}
+
+/**
+ * The workload's flows with a restore struck twice: once while the operator runs, once while it
+ * is down. `restore` returns how many objects it touched.
+ */
+export async function flowsWithRestores(
+  ctx: Chaos,
+  w: Workload,
+  restore: () => Promise<number>,
+): Promise<{ restores: number; objects: number }> {
+  const done = { restores: 0, objects: 0 };
+  await startSingle(ctx);
+  const strikeAt = [...strikes(ctx.mode.flows, 2)];
+  for (let i = 0; i < ctx.mode.flows; i++) {
+    await w.step(pickFlow(ctx.random));
+    await gap(ctx.random);
+    if (!strikeAt.includes(i)) continue;
+    const whileDown = i === strikeAt[1];
+    if (whileDown && ctx.single) {
+      await ctx.operators.stop(ctx.single);
+      ctx.single = undefined;
+    }
+    done.objects += await restore();
+    done.restores++;
+    if (whileDown) await startSingle(ctx);
+  }
+  return done;
 }

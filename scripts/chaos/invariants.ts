@@ -156,6 +156,8 @@ export async function checkEndpoints(
   const endpoints = await platform.endpoints();
   const objects = (await persist("list", () => kube.list<EndpointObject>(computeEndpointResourceKind))).items;
   const liveUids = new Set(objects.map((o) => o.metadata.uid ?? ""));
+  // An endpoint a live resource holds by id (adopted, or taken back after a restore with new UIDs).
+  const held = new Set(objects.map((o) => o.status?.endpointId).filter((id) => id !== undefined));
   const orphaned = new Set(workloads.flatMap((w) => [...w.orphaned]));
   const byName = new Map<string, PlatformEndpoint[]>();
   let seeded = 0;
@@ -169,7 +171,7 @@ export async function checkEndpoints(
     }
     byName.set(e.name, [...(byName.get(e.name) ?? []), e]);
     const uid = e.name.slice("k8s-".length);
-    if (liveUids.has(uid)) owned++;
+    if (liveUids.has(uid) || held.has(e.id)) owned++;
     else if (orphaned.has(uid)) onPurpose++;
     else strays.push(`${e.id} (${e.name}, ${e.project_id}/${e.branch_id}) has no resource`);
   }

@@ -31,6 +31,7 @@ import {
   type InvariantResult,
 } from "./invariants.ts";
 import { Operators } from "./operators.ts";
+import { recreated } from "./recreate.ts";
 import { startPlatform } from "./platform.ts";
 import { Random } from "./random.ts";
 import { invariantLine, renderReliability } from "./report.ts";
@@ -54,7 +55,8 @@ Options:
   --kills N       kill -9 count of the kills campaign (default 200, quick 18)
   --flows N       flows of each other campaign (default 60, quick 18)
   --only LIST     comma-separated campaigns to run after the baseline
-                  (kills,kubernetes,platform,leadership,cutoff,restore)
+                  (kills,kubernetes,platform,leadership,cutoff,restore; and
+                  recreate, a restore with new UIDs, which runs only when named)
   --out FILE      where to write the report (default docs/reliability.md; "-" for none)
   --keep          keep the work directory (logs, control plane state)
   -h, --help      this help
@@ -76,11 +78,12 @@ function modeFrom(values: { quick?: boolean; kills?: string; flows?: string }): 
 
 async function versions(kubernetes: string): Promise<Record<string, string>> {
   const pkg = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as { version: string };
-  let commit = "unknown";
+  // A run from an exported copy of a commit (no .git) names it through NEON_CHAOS_COMMIT.
+  let commit = process.env.NEON_CHAOS_COMMIT;
   try {
-    commit = (await exec("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot })).stdout.trim();
+    commit ??= (await exec("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot })).stdout.trim();
   } catch {
-    // not a checkout
+    commit = "unknown"; // not a checkout
   }
   return {
     "neon-cloud-operator": `${pkg.version} (${commit}, with uncommitted changes if any)`,
@@ -202,8 +205,8 @@ async function main(argv: string[]): Promise<number> {
     operators.onReplaced = ctx.replaceSingle;
     const campaigns: CampaignResult[] = [];
     const only = values.only?.split(",").map((s) => s.trim());
-    const run = async (name: string, fn: (c: Chaos) => Promise<CampaignResult>) => {
-      if (name !== "baseline" && only && !only.includes(name)) return;
+    const run = async (name: string, fn: (c: Chaos) => Promise<CampaignResult>, optIn = false) => {
+      if (name !== "baseline" && (only || optIn) && !only?.includes(name)) return;
       const result = await fn(ctx);
       campaigns.push(result);
       for (const line of result.invariants.map(invariantLine)) say(`${result.name}: ${line}`);
@@ -215,6 +218,7 @@ async function main(argv: string[]): Promise<number> {
     await run("leadership", leadership);
     await run("cutoff", cutOff);
     await run("restore", statusWiped);
+    await run("recreate", recreated, true);
 
     // Platform requests per flow against the fault-free run of the same workload.
     const base = campaigns[0]!;

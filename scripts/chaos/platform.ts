@@ -41,6 +41,8 @@ export interface ChaosPlatform {
   requestsServed(): number;
   /** Of those, the requests this script made itself (invariant checks), not the operator. */
   ownRequests(): number;
+  /** The operator's requests so far by route (`GET /api_keys`), the script's own left out. */
+  operatorRoutes(): Map<string, number>;
   endpoints(): Promise<PlatformEndpoint[]>;
   /** Every branch of every project (the seeded ones included). */
   platformBranches(): Promise<PlatformBranch[]>;
@@ -84,16 +86,24 @@ export async function startPlatform(options: {
   // Tally what the fault switch did; the request log keeps no more than counts and routes.
   const log = emulator.requestLog;
   const add = log.add.bind(log);
+  const routes = new Map<string, number>();
+  const tally = (route: string, by: number) => routes.set(route, (routes.get(route) ?? 0) + by);
   log.add = (entry: RequestLogEntry) => {
     if (entry.fault !== undefined) injected.set(entry.fault, (injected.get(entry.fault) ?? 0) + 1);
+    tally(entry.route, 1);
     add(entry);
   };
 
   let own = 0;
+  // The script's own reads, taken back out of the route tally (they are all GETs of list routes).
+  const ownRequest = (path: string) => {
+    own++;
+    tally(`GET ${path.split("?")[0]!.replace(/^\/projects\/[^/]+/, "/projects/:project_id")}`, -1);
+  };
   const bootstrap = { authorization: `Bearer ${emulator.bootstrapKey}`, accept: "application/json" };
   const api = async <T>(path: string, headers: Record<string, string> = bootstrap): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
-      own++;
+      ownRequest(path);
       const response = await fetch(`${emulator.url}${path}`, { headers });
       // The invariant checks share the platform's rate budget with the operator.
       if (response.status === 429 && attempt < 20) {
@@ -131,6 +141,7 @@ export async function startPlatform(options: {
     clearFaults: () => admin("DELETE", "/faults"),
     requestsServed: () => log.total,
     ownRequests: () => own,
+    operatorRoutes: () => new Map(routes),
     async endpoints() {
       const all: PlatformEndpoint[] = [];
       for (const project of projects) {
@@ -153,7 +164,7 @@ export async function startPlatform(options: {
     },
     async authenticates(value) {
       for (let attempt = 0; ; attempt++) {
-        own++;
+        ownRequest("/api_keys");
         const response = await fetch(`${emulator.url}/api_keys`, {
           headers: { authorization: `Bearer ${value}`, accept: "application/json" },
         });

@@ -59,6 +59,10 @@ export function renderReliability(report: RunReport): string {
       `| ${c.name}: ${c.title} | ${c.flowCount} (${flows}) | ${countsText(c.counts)} | ${c.requests} (${(c.requests / Math.max(1, c.work)).toFixed(1)} over ${c.work}) | ${(c.durationMs / 1000).toFixed(0)} s |`,
     );
   }
+  lines.push("", "## Platform requests by route", "");
+  for (const c of report.campaigns) {
+    lines.push(`- ${c.name}: ${c.byRoute.map(([route, n]) => `\`${route}\` ${n}`).join(", ")}`);
+  }
   lines.push("", "## Invariants after each campaign", "");
   for (const c of report.campaigns) {
     lines.push(`### ${c.name}`, "", "```", ...c.invariants.map(invariantLine), "```", "");

@@ -40,6 +40,47 @@ describe("accounts", () => {
     expect(await platform.served("GET /auth")).toBe(2);
   });
 
+  it("asks nothing about a lone key: its first request is its own (a restart costs no GET /auth)", async () => {
+    const alone = new Accounts({
+      baseUrl: platform.emulator.url,
+      clientOptions: { limits: generousLimits, retry: fastRetry },
+    });
+    try {
+      const before = await platform.served("GET /auth");
+      const client = await alone.client(platform.emulator.bootstrapKey);
+      await client.listApiKeys();
+      expect(await platform.served("GET /auth")).toBe(before);
+      // A second key may share the account: now both are asked, and they share its budget.
+      const second = await platform.client().createApiKey("second-of-a-lone-key");
+      const other = await alone.client(second.key);
+      expect(other.budget).toBe(client.budget);
+      expect(await platform.served("GET /auth")).toBe(before + 2);
+    } finally {
+      await alone.close();
+    }
+  });
+
+  it("asks about a lone key once it has been revoked, not again with every new key", async () => {
+    const alone = new Accounts({
+      baseUrl: platform.emulator.url,
+      clientOptions: { limits: generousLimits, retry: fastRetry },
+    });
+    try {
+      const first = await platform.client().createApiKey("first-then-revoked");
+      await alone.client(first.key);
+      await platform.client().revokeApiKey(first.id);
+      const before = await platform.served("GET /auth");
+      const second = await platform.client().createApiKey("second-after-a-revoked-one");
+      await alone.client(second.key);
+      expect(await platform.served("GET /auth")).toBe(before + 2); // the new key and the revoked one
+      const third = await platform.client().createApiKey("third-after-a-revoked-one");
+      await alone.client(third.key);
+      expect(await platform.served("GET /auth")).toBe(before + 3); // only the new key
+    } finally {
+      await alone.close();
+    }
+  });
+
   it("does not keep the client of a key the platform refuses", async () => {
     await expect(accounts.client("not-a-key")).rejects.toBeInstanceOf(UnauthorizedError);
     const before = accounts.openClients;

@@ -1,6 +1,8 @@
 // Platform accounts, as the operator meets them through API keys. The platform's rate limit is
-// per account and every key of an account spends it (platform-facts.md), so the first use of a
-// key asks the platform whose it is (`GET /auth`) and its client gets that account's one budget.
+// per account and every key of an account spends it (platform-facts.md), so keys that may share
+// an account are asked whose they are (`GET /auth`) and the clients of one account get its one
+// budget. A lone key has nothing to share a budget with: it is asked only once a second key is in
+// use, so a restart of an operator with one key costs no request before its first real one.
 // A client lives while it is used: one idle for `idleMs` (a rotated or deleted key) is closed, so
 // rotations leave no connection pools, budgets or snapshots behind.
 import { createHash } from "node:crypto";
@@ -9,12 +11,19 @@ import {
   NotFoundError,
   PlatformClient,
   RateBudget,
+  UnauthorizedError,
   type PlatformClientOptions,
 } from "../platform/index.ts";
 
 interface Entry {
   client: Promise<PlatformClient>;
   usedAt: number;
+  /** The budget the client spends: its own until its account is known, then the account's. */
+  budget: RateBudget;
+  /** Whose key it is; asked for once a second key is in use (undefined: not asked, or failed). */
+  account: Promise<string | undefined> | undefined;
+  /** Kept to ask whose it is later; never logged. */
+  apiKey: string;
 }
 
 export interface AccountsOptions {
@@ -45,7 +54,7 @@ export class Accounts {
     this.sweeper.unref();
   }
 
-  /** The client of a key: on first use, identified and given its account's budget. */
+  /** The client of a key: on first use next to other keys, identified and given its account's budget. */
   client(apiKey: string): Promise<PlatformClient> {
     const id = digest(apiKey);
     const entry = this.clients.get(id);
@@ -53,11 +62,22 @@ export class Accounts {
       entry.usedAt = Date.now();
       return entry.client;
     }
-    const client = this.open(apiKey);
-    this.clients.set(id, { client, usedAt: Date.now() });
+    const others = [...this.clients.values()];
+    const opening = {
+      usedAt: Date.now(),
+      budget: new RateBudget(this.options.clientOptions?.limits),
+      account: undefined,
+      apiKey,
+    };
+    const client =
+      others.length === 0
+        ? Promise.resolve(this.connect(apiKey, opening.budget))
+        : this.open(opening, others);
+    const created: Entry = { ...opening, client };
+    this.clients.set(id, created);
     // A failed identification (a refused key, the platform away) is not kept: the next use asks again.
     client.catch(() => {
-      if (this.clients.get(id)?.client === client) this.clients.delete(id);
+      if (this.clients.get(id) === created) this.clients.delete(id);
     });
     return client;
   }
@@ -67,25 +87,58 @@ export class Accounts {
     return this.budgets.size;
   }
 
-  private async open(apiKey: string): Promise<PlatformClient> {
+  /**
+   * A key next to others: they are asked whose they are first (a key opened alone was not), so
+   * an account keeps the budget its opened clients already spend; then this key, which joins it.
+   */
+  private async open(entry: Omit<Entry, "client">, others: Entry[]): Promise<PlatformClient> {
+    for (const other of others) other.account ??= this.identifyOpened(other);
+    const asked = this.identify(entry.apiKey);
+    entry.account = asked.catch(() => undefined);
+    await Promise.all(others.map(async (other) => other.account));
+    const account = await asked;
+    let budget = this.budgets.get(account);
+    if (!budget) {
+      budget = entry.budget;
+      this.budgets.set(account, budget);
+    }
+    entry.budget = budget;
+    return this.connect(entry.apiKey, budget);
+  }
+
+  private connect(apiKey: string, budget: RateBudget): PlatformClient {
+    const { baseUrl, clientOptions } = this.options;
+    return new PlatformClient({ ...clientOptions, baseUrl, apiKey, budget });
+  }
+
+  /** Whose an opened key is; its budget becomes the account's if the account has none yet. */
+  private identifyOpened(entry: Entry): Promise<string | undefined> {
+    return this.identify(entry.apiKey).then(
+      (account) => {
+        if (!this.budgets.has(account)) this.budgets.set(account, entry.budget);
+        return account;
+      },
+      (err: unknown) => {
+        // A refused key (revoked since it was opened) shares nothing; the platform away: ask again
+        // when the next key comes.
+        if (!(err instanceof UnauthorizedError)) entry.account = undefined;
+        return undefined;
+      },
+    );
+  }
+
+  private async identify(apiKey: string): Promise<string> {
     const { baseUrl, clientOptions } = this.options;
     const probe = new PlatformClient({ ...clientOptions, baseUrl, apiKey, budget: this.unidentified });
-    let account: string;
     try {
-      account = (await probe.authDetails()).accountId;
+      return (await probe.authDetails()).accountId;
     } catch (err) {
       // A platform that cannot tell (no such route, or not for this key): the key is its own account.
       if (!(err instanceof NotFoundError || err instanceof ForbiddenError)) throw err;
-      account = `key:${digest(apiKey).slice(0, 16)}`;
+      return `key:${digest(apiKey).slice(0, 16)}`;
     } finally {
       await probe.close();
     }
-    let budget = this.budgets.get(account);
-    if (!budget) {
-      budget = new RateBudget(clientOptions?.limits);
-      this.budgets.set(account, budget);
-    }
-    return new PlatformClient({ ...clientOptions, baseUrl, apiKey, budget });
   }
 
   /** Drops the client of a key that stopped working (revoked), closing its connections. */

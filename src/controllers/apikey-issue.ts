@@ -24,7 +24,7 @@ export async function issueKey(pass: KeyPass): Promise<void> {
   for (;;) {
     const pending = pass.status.pendingKeyName;
     if (!pending) {
-      await pass.save({ pendingKeyName: pendingKeyName(pass.keyName) });
+      await pass.save({ pendingKeyName: pendingKeyName(pass.keyName, pass.token) });
       continue;
     }
     const keys = await pass.keys.fresh(pass.pass.client);
@@ -47,7 +47,7 @@ export async function issueKey(pass: KeyPass): Promise<void> {
           `key ${key.name} (id ${key.id}) was created but its value was lost before it reached Secret ${pass.secretName}; revoked it`,
         );
       }
-      await pass.save({ pendingKeyName: pendingKeyName(pass.keyName) });
+      await pass.save({ pendingKeyName: pendingKeyName(pass.keyName, pass.token) });
       continue;
     }
     const created = await pass.pass.client.createApiKey(pending, { signal: pass.pass.signal });

@@ -100,6 +100,40 @@ export async function writeKeySecret(
 }
 
 /**
+ * A Secret no controller owns, labelled for the ApiKey of this name: what a restore from a backup
+ * leaves (Velero strips owner references; the ApiKey comes back with a new UID), or a Secret an
+ * ApiKey of this name retained. Its key is this ApiKey's to take back if the platform lists it
+ * under a name this ApiKey gives (the caller checks that).
+ */
+export function isAdoptable(secret: Secret, owner: KubeObject): boolean {
+  return (
+    !(secret.metadata.ownerReferences ?? []).some((r) => r.controller) &&
+    secret.metadata.labels?.[apiKeyLabel] === owner.metadata.name &&
+    secret.metadata.labels?.[managedByLabel] === managedByValue
+  );
+}
+
+/**
+ * Makes `owner` the controller of an adoptable Secret: a JSON patch that first tests the
+ * resourceVersion it decided on, so a Secret changed meanwhile is not taken (409/422: look again).
+ */
+export async function adoptKeySecret(client: KubeClient, owner: SecretOwner, secret: Secret): Promise<void> {
+  const refs = secret.metadata.ownerReferences;
+  await client.patch(
+    secretKind,
+    owner.metadata.namespace,
+    secret.metadata.name ?? "",
+    [
+      { op: "test", path: "/metadata/resourceVersion", value: secret.metadata.resourceVersion },
+      refs
+        ? { op: "add", path: "/metadata/ownerReferences/-", value: controllerReference(owner) }
+        : { op: "add", path: "/metadata/ownerReferences", value: [controllerReference(owner)] },
+    ],
+    ContentType.JsonPatch,
+  );
+}
+
+/**
  * `Retain`: the Secret outlives the ApiKey, so drop its owner reference. A JSON patch that
  * first tests the entry it removes (an update of the whole Secret would need the `update` verb
  * and could write back a stale copy of its data).

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApiKeyStatus } from "../api/apikey.ts";
 import { dueSteps, rotationTime } from "./apikey.ts";
+import { keyToken, pendingKeyName } from "./apikey-pass.ts";
 import { keyFingerprint } from "./apikey-secret.ts";
 import type { Secret } from "./credentials.ts";
 
@@ -74,5 +75,17 @@ describe("ApiKey: when the next rotation is", () => {
     expect(rotationTime(new Date(now + 10 * hour).toISOString(), now, hour)).toBe(
       new Date(now + hour).toISOString(),
     );
+  });
+});
+
+describe("the names an ApiKey gives its keys", () => {
+  it("carry a token of the ApiKey's namespace and name, so namesakes in two namespaces differ", () => {
+    expect(keyToken("team-a", "app")).not.toBe(keyToken("team-b", "app"));
+    expect(keyToken("team-a", "app")).toBe(keyToken("team-a", "app"));
+    expect(pendingKeyName("app", keyToken("team-a", "app"))).toMatch(/^app-[0-9a-f]{6}-[a-z0-9]{6}$/);
+  });
+
+  it("fit the platform's 64 characters with the longest keyName (48)", () => {
+    expect(pendingKeyName("k".repeat(48), keyToken("ns", "name")).length).toBeLessThanOrEqual(64);
   });
 });

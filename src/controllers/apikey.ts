@@ -9,7 +9,14 @@ import { isControlledBy, type Controller } from "../runtime/index.ts";
 import { issueKey } from "./apikey-issue.ts";
 import { KeyListCache } from "./apikey-keylist.ts";
 import { KeyPass, type ApiKeyObject } from "./apikey-pass.ts";
-import { apiKeyLabel, deleteKeySecret, releaseKeySecret, storedKey } from "./apikey-secret.ts";
+import {
+  adoptKeySecret,
+  apiKeyLabel,
+  deleteKeySecret,
+  isAdoptable,
+  releaseKeySecret,
+  storedKey,
+} from "./apikey-secret.ts";
 import { secretKind, type Secret } from "./credentials.ts";
 import { managedController } from "./managed/controller.ts";
 import type { Change, Deletion, ExternalClient, ManagedKind, Observation, Pass } from "./managed/types.ts";
@@ -154,12 +161,15 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
     // controls: the key it holds is ours when the platform lists it under this ApiKey's names.
     const statusLost = status.keyId === undefined && !status.pendingKeyName;
     const controlled = secret !== undefined && isControlledBy(secret, k.obj);
+    // Restored (owner references stripped) and deleted before any pass took the Secret back.
+    const adoptable = secret !== undefined && !controlled && isAdoptable(secret, k.obj);
     const inSecret = keys.find(
       (key) =>
         key.id === storedKey(secret)?.keyId &&
         (key.id === status.keyId ||
           key.name === status.pendingKeyName ||
-          (statusLost && controlled && key.name.startsWith(`${k.keyName}-`))),
+          (statusLost && controlled && (k.gave(key.name) || k.gaveBeforeTokens(key.name))) ||
+          (statusLost && adoptable && k.gave(key.name))),
     )?.id;
     const ours = new Set<number>();
     for (const id of [status.keyId, status.previousKeyId, inSecret]) if (id !== undefined) ours.add(id);
@@ -172,6 +182,8 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
       pass.events.normal("KeyRetained", "Delete", `key and Secret ${k.secretName} are kept (Retain)`);
     } else {
       await deleteKeySecret(pass.kube, k.obj, k.secretName);
+      // A restored Secret no pass took back yet holds the key just revoked: it goes too.
+      if (adoptable && inSecret !== undefined) await pass.kube.delete(secretKind, k.namespace, k.secretName);
       pass.events.normal("KeyRevoked", "Delete", `revoked key id(s) ${[...ours].join(", ") || "none"}`);
     }
     return { gone: true };
@@ -179,25 +191,41 @@ class ApiKeys implements ExternalClient<ApiKeySpec, S, Due[]> {
 
   /**
    * Takes the key back into status from the Secret this ApiKey controls, when the platform lists
-   * it under a name this ApiKey gives (`<keyName>-<suffix>`): issuing a new one instead would
+   * it under a name this ApiKey gives (`<keyName>-<token>-<suffix>`): issuing a new one instead would
    * overwrite the Secret and leave the old key live in nobody's hands.
    */
   private async recover(k: KeyPass): Promise<void> {
     const secret = await k.pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
-    if (!secret || !isControlledBy(secret, k.obj)) return;
+    if (!secret) return;
+    const controlled = isControlledBy(secret, k.obj);
+    // Restored with a new UID (owner references stripped), or retained by an ApiKey of this name.
+    const adoptable = !controlled && isAdoptable(secret, k.obj);
+    if (!controlled && !adoptable) return;
     const inSecret = storedKey(secret);
     if (inSecret?.keyId === undefined || inSecret.fingerprint === undefined) return;
     const keys = await this.keys.fresh(k.pass.client);
     const key = keys.find(
-      (listed) => listed.id === inSecret.keyId && listed.name.startsWith(`${k.keyName}-`),
+      (listed) =>
+        listed.id === inSecret.keyId &&
+        // A Secret this ApiKey did not write is taken only with a key carrying its token.
+        (k.gave(listed.name) || (controlled && k.gaveBeforeTokens(listed.name))),
     );
     if (!key) return;
+    if (adoptable) {
+      await adoptKeySecret(k.pass.kube, k.obj, secret);
+      k.pass.events.normal(
+        "SecretAdopted",
+        "Recover",
+        `Secret ${k.secretName} had no owner (a restore from a backup, or retained) and holds key ${key.name}, which this ApiKey named; it is this ApiKey's again`,
+      );
+    }
     // Other live keys under this ApiKey's names were tracked by the lost status too: a rotation's
     // previous key in its grace period, or a key a crash left in nobody's hands. The newest keeps
-    // a grace period from now (clients may still use it); any older one is revoked at once.
-    const ours = new RegExp(`^${k.keyName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-[a-z0-9]{6}$`);
+    // a grace period from now (clients may still use it); any older one is revoked at once. Only
+    // names carrying this ApiKey's token count: a namesake in another namespace (same keyName)
+    // gives keys of the same form otherwise.
     const [previous, ...older] = keys
-      .filter((listed) => listed.id !== key.id && ours.test(listed.name))
+      .filter((listed) => listed.id !== key.id && k.gave(listed.name))
       .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || b.id - a.id);
     for (const stale of older) await k.revoke(stale.id, "status had lost it, and a newer key replaced it");
     await k.save({

@@ -4,6 +4,7 @@
 // shows up in logs, events or status.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubectl, eventually } from "../support/kube.ts";
+import { apiKeyResourceKind } from "../../src/controllers/apikey.ts";
 import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
 import { ContentType } from "../../src/runtime/index.ts";
 import {
@@ -46,7 +47,7 @@ describe("an ApiKey on the real API server and the emulator", () => {
     await s.create("ci");
     const ready = await s.waitReady("ci");
     expect(ready.status?.secretName).toBe("ci-api-key");
-    expect(ready.status?.keyName).toMatch(/^ci-[a-z0-9]{6}$/);
+    expect(ready.status?.keyName).toMatch(/^ci-[0-9a-f]{6}-[a-z0-9]{6}$/);
     expect(ready.metadata.finalizers).toContain("neoncloud.dev/apikey");
 
     const stored = await s.stored("ci-api-key");
@@ -154,6 +155,35 @@ describe("an ApiKey on the real API server and the emulator", () => {
     expect(await authenticates(world, stored.value)).toBe(true);
   });
 
+  it("two ApiKeys of one name in two namespaces: a wiped status takes back only its own key", async () => {
+    // The default keyName is the resource's name, which another namespace may share.
+    const mine = await world.scenario("ak-twin-a");
+    const theirs = await world.scenario("ak-twin-b");
+    await mine.start();
+    await theirs.start();
+    await mine.create("twin");
+    await theirs.create("twin");
+    const myFirst = await mine.waitReady("twin");
+    const theirFirst = await theirs.waitReady("twin");
+    const myKey = (await mine.stored("twin-api-key"))!;
+    const theirKey = (await theirs.stored("twin-api-key"))!;
+    await wipeStatus(mine.namespace, "twin");
+    // Recovered, and any previous key it believed its own (no rotation: no grace period) dealt with.
+    const recovered = await mine.waitReady(
+      "twin",
+      (o) => o.status?.keyId !== undefined && o.status.previousKeyId === undefined,
+    );
+    expect(recovered.status?.keyId).toBe(myFirst.status?.keyId);
+    expect(await authenticates(world, myKey.value)).toBe(true);
+    // The other namespace's key is neither taken nor revoked.
+    expect(await authenticates(world, theirKey.value)).toBe(true);
+    expect((await theirs.get("twin"))?.status?.keyId).toBe(theirFirst.status?.keyId);
+    expect((await theirs.stored("twin-api-key"))?.keyId).toBe(theirKey.keyId);
+    expect((await liveKeys(world, "twin")).map((k) => k.id).sort()).toEqual(
+      [myKey.keyId, theirKey.keyId].sort(),
+    );
+  });
+
   it("an ApiKey deleted after its status was wiped still revokes the key in its Secret", async () => {
     const s = await world.scenario("ak-wiped-delete");
     const controller = await s.start();
@@ -171,6 +201,48 @@ describe("an ApiKey on the real API server and the emulator", () => {
     expect(ready.status?.keyId).toBe(stored.keyId);
     expect(await authenticates(world, stored.value)).toBe(false);
     expect(await liveKeys(world, "gone")).toEqual([]);
+  });
+
+  it("an ApiKey restored from a backup with a new UID takes back its Secret and key", async () => {
+    const s = await world.scenario("ak-new-uid");
+    const controller = await s.start();
+    await s.create("reborn", { deletionPolicy: "Revoke" });
+    const first = await s.waitReady("reborn");
+    const stored = (await s.stored("reborn-api-key"))!;
+    // A restore as Velero makes it: the ApiKey without status, finalizers or UID; its Secret
+    // without owner references. The platform key still exists.
+    await s.stop(controller);
+    const saved = (await s.secret("reborn-api-key"))!;
+    await world.kube.patch(
+      apiKeyResourceKind,
+      s.namespace,
+      "reborn",
+      { metadata: { finalizers: null } },
+      ContentType.MergePatch,
+    );
+    await kubectl(["delete", "apikey", "reborn", "-n", s.namespace]);
+    // The garbage collector may have taken it with its owner already.
+    await kubectl(["delete", "secret", "reborn-api-key", "-n", s.namespace, "--ignore-not-found"]);
+    await world.kube.create(secretKind, {
+      metadata: { name: saved.metadata.name, namespace: s.namespace, labels: saved.metadata.labels },
+      data: saved.data,
+    });
+    await s.create("reborn", { deletionPolicy: "Revoke" });
+    const uid = (await s.get("reborn"))?.metadata.uid;
+    expect(uid).not.toBe(first.metadata.uid);
+    await s.start();
+    const again = await s.waitReady("reborn", (o) => o.status?.keyId !== undefined);
+    expect(again.status?.keyId).toBe(stored.keyId);
+    expect(await authenticates(world, stored.value)).toBe(true);
+    expect((await liveKeys(world, "reborn")).map((k) => k.id)).toEqual([stored.keyId]);
+    const secret = await s.secret("reborn-api-key");
+    expect(secret?.metadata.ownerReferences?.map((r) => r.uid)).toEqual([uid]);
+    // It is this ApiKey's again: deleting it revokes the key.
+    await kubectl(["delete", "apikey", "reborn", "-n", s.namespace, "--wait=false"]);
+    await eventually(async () => ((await s.get("reborn")) === undefined ? true : undefined), {
+      what: "the reborn ApiKey gone",
+    });
+    expect(await authenticates(world, stored.value)).toBe(false);
   });
 
   it("Retain keeps the key and its Secret after the ApiKey is gone", async () => {
