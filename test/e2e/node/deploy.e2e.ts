@@ -39,6 +39,7 @@ const workNamespace = "e2e";
 /** Where the 1,000 endpoints of the memory scenario live, on projects of their own. */
 const scaleNamespace = "e2e-scale";
 const scale = placements(1000, 20, "mem");
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
 /** deploy/base's and the chart's memory limit. */
 const memoryLimit = 256 * 2 ** 20;
 let cluster: NodeCluster | undefined;
@@ -441,6 +442,7 @@ describe("deploy/base on a real node", () => {
           )
           .join("\n---\n"),
       );
+      const applied = Date.now();
       await kubectl(["apply", "--server-side", "--field-manager=e2e", "-f", file]);
       await kubectl([
         "-n",
@@ -451,6 +453,7 @@ describe("deploy/base on a real node", () => {
         "computeendpoints",
         "--timeout=600s",
       ]);
+      process.stdout.write(`1,000 ComputeEndpoints Ready ${seconds(applied)} after apply\n`);
       const projects = [...new Set(scale.map((p) => p.projectId))];
       const branches = new Set(scale.map((p) => p.branchId));
       const held = async () =>
@@ -462,7 +465,9 @@ describe("deploy/base on a real node", () => {
       const ready = await workingSets(kubectl, cluster!.nodeName, operatorNamespace);
       // Not --wait: kubectl then waits on each of the 1,000 in turn and outlasts the deletion.
       await kubectl(["-n", scaleNamespace, "delete", "computeendpoints", "--all", "--wait=false"]);
+      const deleted = Date.now();
       await gone("the 1,000 endpoints", async () => (await held()).length === 0, 420_000);
+      process.stdout.write(`1,000 endpoints gone from the platform ${seconds(deleted)} after delete\n`);
       await eventually(
         async () =>
           (await kubectl(["-n", scaleNamespace, "get", "computeendpoints", "-o", "name"])).trim()
