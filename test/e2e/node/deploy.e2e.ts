@@ -519,23 +519,20 @@ describe("deploy/namespaced on a real node", () => {
     expect(bindings.filter((b) => b.includes("neon-cloud-operator"))).toEqual([
       "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-metrics-auth",
     ]);
-    await endpointLifecycle("watched", "br-dev", "default");
-    // A namespace it does not watch: the resource stays untouched.
+    // A namespace it does not watch, applied first: by the time the watched one has come and
+    // gone, the unwatched one has neither a finalizer nor a condition, nor an endpoint.
     await kubectl(["apply", "-f", "-"], computeEndpoint("unwatched", "br-dev"));
-    await leader();
-    expect(
-      (
-        await kubectl([
-          "-n",
-          workNamespace,
-          "get",
-          "computeendpoint",
-          "unwatched",
-          "-o",
-          "jsonpath={.status}",
-        ])
-      ).trim(),
-    ).toBe("");
+    await endpointLifecycle("watched", "br-dev", "default");
+    const untouched = await kubectl([
+      "-n",
+      workNamespace,
+      "get",
+      "computeendpoint",
+      "unwatched",
+      "-o",
+      "jsonpath={.metadata.finalizers}{.status.conditions}{.status.endpointId}",
+    ]);
+    expect(untouched.trim()).toBe("");
   });
 });
 
