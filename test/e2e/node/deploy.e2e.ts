@@ -222,14 +222,19 @@ async function undeploy(base: string): Promise<void> {
   await kubectl(["delete", "-k", join(work, base), "--ignore-not-found", "--wait", "--timeout=180s"]);
 }
 
-describe("deploy/base on a real node", () => {
+/** For a describe block: deploy/<base> applied before its scenarios, their work removed after each, taken away after all. */
+function deployedFor(base: string): void {
   beforeAll(async () => {
-    await deploy("base");
+    await deploy(base);
   });
   afterEach(removeWork);
   afterAll(async () => {
-    await undeploy("base");
+    await undeploy(base);
   });
+}
+
+describe("deploy/base on a real node", () => {
+  deployedFor("base");
 
   it("runs two pods from the image, Ready with probes passing, exactly one holding the Lease", async () => {
     const holder = await leader();
@@ -503,13 +508,7 @@ async function endpointLifecycle(name: string, branchId: string, namespace: stri
 }
 
 describe("deploy/namespaced on a real node", () => {
-  beforeAll(async () => {
-    await deploy("namespaced");
-  });
-  afterEach(removeWork);
-  afterAll(async () => {
-    await undeploy("namespaced");
-  });
+  deployedFor("namespaced");
 
   it("watches only its namespace, with no cluster-wide grants", async () => {
     await leader();
