@@ -481,9 +481,10 @@ describe("deploy/base on a real node", () => {
         { what: "the 1,000 ComputeEndpoints gone", timeoutMs: 120_000, intervalMs: 1_000 },
       );
       const after = await workingSets(kubectl, cluster!.nodeName, operatorNamespace);
+      const holder = (await lease(kubectl, operatorNamespace))?.spec.holderIdentity ?? "";
       for (const pod of idle.keys()) {
         process.stdout.write(
-          `${pod}: working set idle ${mib(idle.get(pod) ?? 0)}, peak while reconciling 1,000 ${mib(peak.get(pod) ?? 0)}, ` +
+          `${pod}${holder.startsWith(`${pod}_`) ? " (leader)" : ""}: working set idle ${mib(idle.get(pod) ?? 0)}, peak while reconciling 1,000 ${mib(peak.get(pod) ?? 0)}, ` +
             `all Ready ${mib(ready.get(pod) ?? 0)}, after deleting them ${mib(after.get(pod) ?? 0)} (limit ${mib(memoryLimit)})\n`,
         );
       }
