@@ -50,7 +50,7 @@ describe.each(["deploy/base", "deploy/namespaced", "chart defaults", "chart with
     });
 
     test("Node's heap limit fits under the memory limit (Node would derive 259 MiB from 256 MiB)", () => {
-      const options = String(env(container()).NODE_OPTIONS ?? "");
+      const options = (env(container()).NODE_OPTIONS as string | undefined) ?? "";
       const flag = (name: string) => Number(new RegExp(`--${name}=(\\d+)`).exec(options)?.[1]);
       // V8's heap limit: the old space plus three semi-spaces (measured with Node 24).
       const heapMiB = flag("max-old-space-size") + 3 * flag("max-semi-space-size");
