@@ -39,8 +39,9 @@ export async function fenceBridge(): Promise<void> {
     `table inet ${firewallTable} {`,
     "  chain forward {",
     "    type filter hook forward priority -300; policy accept;",
-    `    iifname "${network.bridge}" oifname != "${network.bridge}" drop`,
-    `    ip saddr ${network.podCIDR} oifname != "${network.bridge}" drop`,
+    // Counted, so a test can tell this rule dropped a packet (not a timeout elsewhere).
+    `    iifname "${network.bridge}" oifname != "${network.bridge}" counter drop`,
+    `    ip saddr ${network.podCIDR} oifname != "${network.bridge}" counter drop`,
     "  }",
     "}",
     "",
@@ -52,6 +53,12 @@ export async function fenceBridge(): Promise<void> {
   } finally {
     await rm(file, { force: true });
   }
+}
+
+/** Packets the fence has dropped so far (its rules' counters, summed). */
+export async function fenceDrops(): Promise<number> {
+  const listing = await sysOutput("nft", ["list", "chain", "inet", firewallTable, "forward"]);
+  return [...listing.matchAll(/counter packets (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
 /** Kernel settings kubelet (its "kernel tunables") and kube-proxy may change; restored on down. */

@@ -49,6 +49,16 @@ describe.each(["deploy/base", "deploy/namespaced", "chart defaults", "chart with
       expect(deployment().spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
     });
 
+    test("Node's heap limit fits under the memory limit (Node would derive 259 MiB from 256 MiB)", () => {
+      const options = (env(container()).NODE_OPTIONS as string | undefined) ?? "";
+      const flag = (name: string) => Number(new RegExp(`--${name}=(\\d+)`).exec(options)?.[1]);
+      // V8's heap limit: the old space plus three semi-spaces (measured with Node 24).
+      const heapMiB = flag("max-old-space-size") + 3 * flag("max-semi-space-size");
+      const limit = String(container().resources.limits.memory);
+      expect(limit).toMatch(/^\d+Mi$/);
+      expect(heapMiB).toBeLessThan(0.8 * Number.parseInt(limit));
+    });
+
     test("the pod meets the restricted Pod Security Standard", () => {
       expect(pod().securityContext).toMatchObject({
         runAsNonRoot: true,

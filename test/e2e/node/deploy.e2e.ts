@@ -4,22 +4,27 @@
 // talking to the API server through the kubernetes Service and to the
 // emulator on the pod bridge. Resources are driven with kubectl; what counts
 // is what the platform (the emulator) ends up holding.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { output } from "../../../scripts/image/host.ts";
 import { buildImage } from "../../../scripts/image/main.ts";
 import { importImage, nodeDown, nodeUp, type NodeCluster } from "../../../scripts/node/cluster.ts";
-import { existingHostPaths } from "../../../scripts/node/host.ts";
+import { existingHostPaths, fenceDrops } from "../../../scripts/node/host.ts";
+import { placements, seedFor } from "../../../scripts/bench/workload.ts";
 import { PlatformClient } from "../../../src/platform/index.ts";
 import { startEmulator, type Emulator } from "../../../tools/emulator/index.ts";
 import { buildHelm } from "../../support/helm.ts";
 import { testSeed } from "../../support/operator.ts";
 import { eventually } from "../../support/kube.ts";
 import {
+  applyCredentials,
   isReady,
   kubectlFor,
+  mib,
+  runProbePod,
+  workingSets,
   lease,
   nodeLeftovers,
   operatorImage,
@@ -31,6 +36,12 @@ import {
 
 const operatorNamespace = "neon-cloud-operator";
 const workNamespace = "e2e";
+/** Where the 1,000 endpoints of the memory scenario live, on projects of their own. */
+const scaleNamespace = "e2e-scale";
+const scale = placements(1000, 20, "mem");
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
+/** deploy/base's and the chart's memory limit. */
+const memoryLimit = 256 * 2 ** 20;
 let cluster: NodeCluster | undefined;
 let emulator: Emulator;
 let platform: PlatformClient;
@@ -50,12 +61,21 @@ beforeAll(async () => {
   await importImage(cluster, archive);
   emulator = await startEmulator({
     host: cluster.address,
-    seed: testSeed,
+    seed: {
+      projects: [
+        ...testSeed.projects,
+        ...seedFor(scale, [...new Set(scale.map((p) => p.projectId))]).projects,
+      ],
+    },
+    // The platform's rate limits are off: the operator still paces itself to them (700 a minute).
     rateLimits: false,
     operationDurationMs: 150,
+    // The endpoints' Postgres where pods reach it: on the bridge, named so in connection URIs.
+    postgres: { listenHost: cluster.address },
   });
   platform = new PlatformClient({ baseUrl: emulator.url, apiKey: emulator.bootstrapKey });
   kubectl = kubectlFor(cluster);
+  for (const ns of [workNamespace, scaleNamespace]) await kubectl(["create", "namespace", ns]);
 });
 
 afterAll(async () => {
@@ -67,12 +87,18 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-const computeEndpoint = (name: string, branchId: string, type = "read_only", namespace = workNamespace) =>
+const computeEndpoint = (
+  name: string,
+  branchId: string,
+  type = "read_only",
+  namespace = workNamespace,
+  extra: Record<string, unknown> = {},
+) =>
   JSON.stringify({
     apiVersion: "neoncloud.dev/v1alpha1",
     kind: "ComputeEndpoint",
     metadata: { name, namespace },
-    spec: { projectId: "proj-alpha", branchId, type, computeUnits: { min: 0.25, max: 1 } },
+    spec: { projectId: "proj-alpha", branchId, type, computeUnits: { min: 0.25, max: 1 }, ...extra },
   });
 
 const waitReady = (kind: string, names: string[], namespace = workNamespace) =>
@@ -85,34 +111,55 @@ const waitReady = (kind: string, names: string[], namespace = workNamespace) =>
     ...names.map((n) => `${kind}/${n}`),
   ]);
 
-const endpointIds = async (names: string[]) =>
+const endpointIds = async (names: string[], namespace = workNamespace) =>
   Promise.all(
     names.map(async (n) =>
       (
-        await kubectl([
-          "-n",
-          workNamespace,
-          "get",
-          "computeendpoint",
-          n,
-          "-o",
-          "jsonpath={.status.endpointId}",
-        ])
+        await kubectl(["-n", namespace, "get", "computeendpoint", n, "-o", "jsonpath={.status.endpointId}"])
       ).trim(),
     ),
   );
 
 /** Waits until the platform no longer holds what a deleted resource stood for. */
-const gone = (what: string, check: () => Promise<boolean>) =>
+const gone = (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) =>
   eventually(async () => ((await check()) ? true : undefined), {
     what: `${what} gone from the platform`,
-    timeoutMs: 30_000,
+    timeoutMs,
     intervalMs: 250,
   });
 
 /** The endpoints the platform holds on a branch. */
 const onBranch = async (branchId: string) =>
   (await platform.listEndpoints("proj-alpha")).filter((e) => e.branchId === branchId).map((e) => e.id);
+
+/**
+ * After each scenario, passed or failed: its resources deleted while the
+ * operator still runs, so one failure cannot hold the next scenario up with a
+ * leftover finalizer. What the operator cannot finish in a minute loses its
+ * finalizers (the platform may then keep an endpoint, which the scenarios'
+ * before/after comparisons tolerate).
+ */
+async function removeWork(): Promise<void> {
+  for (const namespace of [workNamespace, scaleNamespace, "default"]) {
+    const kinds = "computeendpoints,apikeys";
+    const left = await kubectl(["-n", namespace, "get", kinds, "-o", "name"]).catch(() => "");
+    if (!left.trim()) continue;
+    await kubectl(["-n", namespace, "delete", kinds, "--all", "--timeout=60s"]).catch(async () => {
+      const stuck = await kubectl(["-n", namespace, "get", kinds, "-o", "name"]).catch(() => "");
+      for (const name of stuck.split("\n").filter(Boolean)) {
+        await kubectl([
+          "-n",
+          namespace,
+          "patch",
+          name,
+          "--type=merge",
+          "-p",
+          '{"metadata":{"finalizers":null}}',
+        ]).catch(() => "");
+      }
+    });
+  }
+}
 
 /** The pod holding the Lease once both pods are Ready and a holder renews it. */
 async function leader(namespace = operatorNamespace): Promise<string> {
@@ -138,40 +185,58 @@ async function endpointsThrough(
 ) {
   const names = Array.from({ length: 6 }, (_, i) => `${prefix}-${i}`);
   const before = await leader(namespace);
+  const already = await onBranch(branchId);
   await kubectl(["apply", "-f", "-"], names.map((n) => computeEndpoint(n, branchId)).join("\n---\n"));
   await disrupt(before);
   await waitReady("computeendpoint", names);
   const ids = await endpointIds(names);
   // One platform endpoint per resource: none created twice, none lost.
   expect(new Set(ids).size).toBe(names.length);
-  expect((await onBranch(branchId)).sort()).toEqual([...ids].sort());
+  expect((await onBranch(branchId)).sort()).toEqual([...already, ...ids].sort());
   await leader(namespace);
   await kubectl(["-n", workNamespace, "delete", "computeendpoint", ...names, "--timeout=120s"]);
-  await gone(`the endpoints on ${branchId}`, async () => (await onBranch(branchId)).length === 0);
+  await gone(`the endpoints on ${branchId}`, async () =>
+    (await onBranch(branchId)).every((id) => already.includes(id)),
+  );
+}
+
+/** Applies deploy/<base> pointed at the image and the emulator, and waits for its rollout. */
+async function deploy(base: string): Promise<string> {
+  const overlay = await writeOverlay(join(work, base), base, emulator.url);
+  await kubectl(["apply", "-k", overlay]);
+  await applyCredentials(kubectl, operatorNamespace, emulator.bootstrapKey);
+  await kubectl([
+    "-n",
+    operatorNamespace,
+    "rollout",
+    "status",
+    "deployment/neon-cloud-operator",
+    "--timeout=180s",
+  ]);
+  return overlay;
+}
+
+/** Takes a deploy/ variant away again (its CRDs too, so no resource may be left). */
+async function undeploy(base: string): Promise<void> {
+  await removeWork();
+  await kubectl(["delete", "-k", join(work, base), "--ignore-not-found", "--wait", "--timeout=180s"]);
+}
+
+/** For a describe block: deploy/<base> applied before its scenarios, their work removed after each, taken away after all. */
+function deployedFor(base: string): void {
+  beforeAll(async () => {
+    await deploy(base);
+  });
+  afterEach(removeWork);
+  afterAll(async () => {
+    await undeploy(base);
+  });
 }
 
 describe("deploy/base on a real node", () => {
+  deployedFor("base");
+
   it("runs two pods from the image, Ready with probes passing, exactly one holding the Lease", async () => {
-    const overlay = await writeOverlay(join(work, "base"), "base", emulator.url);
-    await kubectl(["apply", "-k", overlay]);
-    await kubectl([
-      "-n",
-      operatorNamespace,
-      "create",
-      "secret",
-      "generic",
-      "neon-api-key",
-      `--from-literal=apiKey=${emulator.bootstrapKey}`,
-    ]);
-    await kubectl(["create", "namespace", workNamespace]);
-    await kubectl([
-      "-n",
-      operatorNamespace,
-      "rollout",
-      "status",
-      "deployment/neon-cloud-operator",
-      "--timeout=180s",
-    ]);
     const holder = await leader();
     const pods = await operatorPods(kubectl, operatorNamespace);
     expect(pods.map((p) => p.metadata.name)).toContain(holder);
@@ -213,41 +278,32 @@ describe("deploy/base on a real node", () => {
     await gone("the key", async () => (await listed()) === undefined);
   });
 
-  it("stays under its memory limit, by the kubelet's own figures; Node sizes its heap from the cgroup", async () => {
-    const summary = JSON.parse(
-      await kubectl(["get", "--raw", `/api/v1/nodes/${cluster!.nodeName}/proxy/stats/summary`]),
-    ) as {
-      pods: {
-        podRef: { name: string; namespace: string };
-        containers?: { name: string; memory?: { workingSetBytes?: number } }[];
-      }[];
-    };
-    const pods = summary.pods.filter((p) => p.podRef.namespace === operatorNamespace);
-    expect(pods).toHaveLength(2);
-    const limit = 256 * 2 ** 20; // deploy/base's memory limit
-    for (const pod of pods) {
-      const workingSet = pod.containers?.find((c) => c.name === "operator")?.memory?.workingSetBytes ?? 0;
-      process.stdout.write(`${pod.podRef.name}: working set ${(workingSet / 2 ** 20).toFixed(1)} MiB\n`);
-      expect(workingSet).toBeGreaterThan(0);
-      expect(workingSet).toBeLessThan(limit);
+  it("stays under its memory limit, by the kubelet's own figures; Node's heap limit fits inside it", async () => {
+    const sets = await workingSets(kubectl, cluster!.nodeName, operatorNamespace);
+    expect(sets.size).toBe(2);
+    for (const [pod, bytes] of sets) {
+      process.stdout.write(`${pod}: working set ${mib(bytes)}\n`);
+      expect(bytes).toBeGreaterThan(0);
+      expect(bytes).toBeLessThan(memoryLimit);
     }
-    const [name] = pods.map((p) => p.podRef.name);
-    const figures = JSON.parse(
-      await kubectl([
-        "-n",
-        operatorNamespace,
-        "exec",
-        name ?? "",
-        "--",
-        "node",
-        "-p",
-        "JSON.stringify({ limit: process.constrainedMemory(), heap: v8.getHeapStatistics().heap_size_limit })",
-      ]),
-    ) as { limit: number; heap: number };
-    process.stdout.write(
-      `in the pod: cgroup limit ${(figures.limit / 2 ** 20).toFixed(0)} MiB, heap limit ${(figures.heap / 2 ** 20).toFixed(0)} MiB\n`,
-    );
-    expect(figures.limit).toBe(limit);
+    for (const pod of sets.keys()) {
+      const figures = JSON.parse(
+        await kubectl([
+          "-n",
+          operatorNamespace,
+          "exec",
+          pod,
+          "--",
+          "node",
+          "-p",
+          "JSON.stringify({ limit: process.constrainedMemory(), heap: v8.getHeapStatistics().heap_size_limit })",
+        ]),
+      ) as { limit: number; heap: number };
+      process.stdout.write(`${pod}: cgroup limit ${mib(figures.limit)}, heap limit ${mib(figures.heap)}\n`);
+      expect(figures.limit).toBe(memoryLimit);
+      // NODE_OPTIONS in deploy/base: without it Node derives 259 MiB from a 256 MiB limit.
+      expect(figures.heap).toBeLessThan(figures.limit);
+    }
   });
 
   it("hands over when the leading pod is deleted mid-work: nothing duplicated or lost", async () => {
@@ -292,88 +348,218 @@ describe("deploy/base on a real node", () => {
       );
     });
   });
+
+  it("keeps pods on this machine: a connection beyond it is dropped by the fence, the emulator on the bridge answers", async () => {
+    // TEST-NET-3 (RFC 5737): routed out through the default route, never a real host.
+    const outside = "203.0.113.1";
+    const dropsBefore = await fenceDrops();
+    const script = `
+      const net = require("node:net");
+      const connect = (host, port) => new Promise((done) => {
+        const socket = net.connect({ host, port, timeout: 3000 });
+        socket.once("connect", () => { socket.destroy(); done("connected"); });
+        socket.once("timeout", () => { socket.destroy(); done("timeout"); });
+        socket.once("error", (err) => done(err.code));
+      });
+      (async () => {
+        const outside = await connect(${JSON.stringify(outside)}, 443);
+        const emulator = await fetch(${JSON.stringify(`${emulator.url}/projects`)}).then((r) => r.status, (e) => String(e));
+        console.log(JSON.stringify({ outside, emulator }));
+      })();`;
+    const { phase, log } = await runProbePod(kubectl, { name: "fence", namespace: workNamespace, script });
+    process.stdout.write(`fence probe: ${log}`);
+    expect(phase).toBe("Succeeded");
+    const result = JSON.parse(log.trim().split("\n").pop() ?? "{}") as {
+      outside?: string;
+      emulator?: number;
+    };
+    expect(result.outside).not.toBe("connected");
+    // Reached: the platform API refuses a request without a key.
+    expect(result.emulator).toBe(401);
+    expect(await fenceDrops()).toBeGreaterThan(dropsBefore);
+  });
+
+  it("gives a pod its database: a connection Secret read with envFrom, `select 1` on the emulator's Postgres", async () => {
+    await kubectl(
+      ["apply", "-f", "-"],
+      computeEndpoint("app", "br-dev", "read_write", workNamespace, {
+        connectionSecret: { name: "app-db", role: "neondb_owner", database: "neondb" },
+      }),
+    );
+    await waitReady("computeendpoint", ["app"]);
+    await eventually(
+      async () =>
+        (await kubectl(["-n", workNamespace, "get", "secret", "app-db", "-o", "name"])).trim()
+          ? true
+          : undefined,
+      { what: "the connection Secret app-db", timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const script = `
+      const { Client } = require("pg");
+      const client = new Client({ connectionString: process.env.DATABASE_URL });
+      client.connect()
+        .then(() => client.query("select 1 as one"))
+        .then((result) => { console.log(JSON.stringify(result.rows)); return client.end(); })
+        .catch((err) => { console.error(err.code ?? "error", err.message); process.exit(1); });`;
+    const { phase, log } = await runProbePod(kubectl, {
+      name: "app",
+      namespace: workNamespace,
+      script,
+      envFrom: [{ secretRef: { name: "app-db" } }],
+    });
+    process.stdout.write(`database probe: ${log}`);
+    expect(log.trim()).toBe('[{"one":1}]');
+    expect(phase).toBe("Succeeded");
+  });
+
+  it("reconciles 1,000 ComputeEndpoints under its memory limit, by the kubelet's figures, never restarted", async () => {
+    const pods = async () =>
+      new Map((await operatorPods(kubectl, operatorNamespace)).map((p) => [p.metadata.name, p]));
+    const restarts = async () =>
+      [...(await pods()).values()].map(
+        (p) => `${p.metadata.uid}:${p.status.containerStatuses?.[0]?.restartCount}`,
+      );
+    const before = await restarts();
+    const idle = await workingSets(kubectl, cluster!.nodeName, operatorNamespace);
+    const peak = new Map<string, number>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        for (const [pod, bytes] of await workingSets(kubectl, cluster!.nodeName, operatorNamespace).catch(
+          () => new Map<string, number>(),
+        ))
+          peak.set(pod, Math.max(peak.get(pod) ?? 0, bytes));
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+    })();
+    try {
+      const file = join(work, "scale.yaml");
+      await writeFile(
+        file,
+        scale
+          .map((p) =>
+            JSON.stringify({
+              apiVersion: "neoncloud.dev/v1alpha1",
+              kind: "ComputeEndpoint",
+              metadata: { name: p.name, namespace: scaleNamespace },
+              spec: { projectId: p.projectId, branchId: p.branchId, type: "read_write" },
+            }),
+          )
+          .join("\n---\n"),
+      );
+      const applied = Date.now();
+      await kubectl(["apply", "--server-side", "--field-manager=e2e", "-f", file]);
+      await kubectl([
+        "-n",
+        scaleNamespace,
+        "wait",
+        "--for=condition=Ready",
+        "--all",
+        "computeendpoints",
+        "--timeout=600s",
+      ]);
+      process.stdout.write(`1,000 ComputeEndpoints Ready ${seconds(applied)} after apply\n`);
+      const projects = [...new Set(scale.map((p) => p.projectId))];
+      const branches = new Set(scale.map((p) => p.branchId));
+      const held = async () =>
+        (await Promise.all(projects.map((id) => platform.listEndpoints(id))))
+          .flat()
+          .filter((e) => branches.has(e.branchId));
+      // One platform endpoint per resource: none lost, none twice.
+      expect((await held()).length).toBe(scale.length);
+      const ready = await workingSets(kubectl, cluster!.nodeName, operatorNamespace);
+      // Not --wait: kubectl then waits on each of the 1,000 in turn and outlasts the deletion.
+      await kubectl(["-n", scaleNamespace, "delete", "computeendpoints", "--all", "--wait=false"]);
+      const deleted = Date.now();
+      await gone("the 1,000 endpoints", async () => (await held()).length === 0, 420_000);
+      process.stdout.write(`1,000 endpoints gone from the platform ${seconds(deleted)} after delete\n`);
+      await eventually(
+        async () =>
+          (await kubectl(["-n", scaleNamespace, "get", "computeendpoints", "-o", "name"])).trim()
+            ? undefined
+            : true,
+        { what: "the 1,000 ComputeEndpoints gone", timeoutMs: 120_000, intervalMs: 1_000 },
+      );
+      const after = await workingSets(kubectl, cluster!.nodeName, operatorNamespace);
+      const holder = (await lease(kubectl, operatorNamespace))?.spec.holderIdentity ?? "";
+      for (const pod of idle.keys()) {
+        process.stdout.write(
+          `${pod}${holder.startsWith(`${pod}_`) ? " (leader)" : ""}: working set idle ${mib(idle.get(pod) ?? 0)}, peak while reconciling 1,000 ${mib(peak.get(pod) ?? 0)}, ` +
+            `all Ready ${mib(ready.get(pod) ?? 0)}, after deleting them ${mib(after.get(pod) ?? 0)} (limit ${mib(memoryLimit)})\n`,
+        );
+      }
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    for (const bytes of peak.values()) expect(bytes).toBeLessThan(memoryLimit);
+    // The same pods, their containers never restarted (an OOM kill would restart one).
+    expect(await restarts()).toEqual(before);
+  }, 900_000);
 });
 
 /** One endpoint's whole life through the operator in its pods: apply, Ready, on the platform; delete, gone. */
 async function endpointLifecycle(name: string, branchId: string, namespace: string) {
   await kubectl(["apply", "-f", "-"], computeEndpoint(name, branchId, "read_only", namespace));
   await waitReady("computeendpoint", [name], namespace);
-  const id = (
-    await kubectl(["-n", namespace, "get", "computeendpoint", name, "-o", "jsonpath={.status.endpointId}"])
-  ).trim();
+  const [id] = await endpointIds([name], namespace);
   expect(await onBranch(branchId)).toContain(id);
   await kubectl(["-n", namespace, "delete", "computeendpoint", name, "--timeout=120s"]);
-  await gone("the endpoint", async () => !(await onBranch(branchId)).includes(id));
+  await gone("the endpoint", async () => !(await onBranch(branchId)).includes(id ?? ""));
 }
 
 describe("deploy/namespaced on a real node", () => {
-  it("replaces deploy/base: watches only its namespace, with no cluster-wide grants", async () => {
-    await kubectl(["delete", "-k", join(work, "base"), "--wait", "--timeout=180s"]);
-    const overlay = await writeOverlay(join(work, "namespaced"), "namespaced", emulator.url);
-    await kubectl(["apply", "-k", overlay]);
-    await kubectl([
-      "-n",
-      operatorNamespace,
-      "create",
-      "secret",
-      "generic",
-      "neon-api-key",
-      `--from-literal=apiKey=${emulator.bootstrapKey}`,
-    ]);
-    await kubectl([
-      "-n",
-      operatorNamespace,
-      "rollout",
-      "status",
-      "deployment/neon-cloud-operator",
-      "--timeout=180s",
-    ]);
+  deployedFor("namespaced");
+
+  it("watches only its namespace, with no cluster-wide grants", async () => {
     await leader();
-    expect(await kubectl(["get", "clusterrolebindings", "-o", "name"])).not.toContain("neon-cloud-operator");
-    await endpointLifecycle("watched", "br-dev", "default");
-    // A namespace it does not watch: the resource stays untouched.
+    // Its resources' rules are in a Role of the watched namespace; the one cluster-wide grant
+    // left is for secure metrics (TokenReview, SubjectAccessReview are cluster-scoped; docs/security.md).
+    const bindings = (await kubectl(["get", "clusterrolebindings", "-o", "name"])).split("\n");
+    expect(bindings.filter((b) => b.includes("neon-cloud-operator"))).toEqual([
+      "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-metrics-auth",
+    ]);
+    // A namespace it does not watch, applied first: by the time the watched one has come and
+    // gone, the unwatched one has neither a finalizer nor a condition, nor an endpoint.
     await kubectl(["apply", "-f", "-"], computeEndpoint("unwatched", "br-dev"));
-    await leader();
-    expect(
-      (
-        await kubectl([
-          "-n",
-          workNamespace,
-          "get",
-          "computeendpoint",
-          "unwatched",
-          "-o",
-          "jsonpath={.status}",
-        ])
-      ).trim(),
-    ).toBe("");
-    await kubectl(["-n", workNamespace, "delete", "computeendpoint", "unwatched", "--wait=false"]);
-    await kubectl(["delete", "-k", overlay, "--wait", "--timeout=180s"]);
+    await endpointLifecycle("watched", "br-dev", "default");
+    const untouched = await kubectl([
+      "-n",
+      workNamespace,
+      "get",
+      "computeendpoint",
+      "unwatched",
+      "-o",
+      "jsonpath={.metadata.finalizers}{.status.conditions}{.status.endpointId}",
+    ]);
+    expect(untouched.trim()).toBe("");
   });
 });
 
 describe("the Helm chart on a real node", () => {
   const release = "neon-cloud-operator";
   const helmNamespace = "neon-helm";
+  const chart = join(repoRoot, "deploy", "helm", "neon-cloud-operator");
   const helm = (...args: string[]) => output(helmBinary, [`--kubeconfig=${cluster!.kubeconfig}`, ...args]);
   let helmBinary: string;
 
-  it("helm install: pods Ready, one leader, a ComputeEndpoint's lifecycle", async () => {
+  beforeAll(async () => {
     helmBinary = await buildHelm();
     await kubectl(["create", "namespace", helmNamespace]);
-    await kubectl([
-      "-n",
-      helmNamespace,
-      "create",
-      "secret",
-      "generic",
-      "neon-api-key",
-      `--from-literal=apiKey=${emulator.bootstrapKey}`,
-    ]);
+    await applyCredentials(kubectl, helmNamespace, emulator.bootstrapKey);
+  });
+  afterEach(removeWork);
+  afterAll(async () => {
+    await removeWork();
+    await helm("uninstall", release, "-n", helmNamespace, "--wait", "--ignore-not-found").catch(() => "");
+    await kubectl(["delete", "namespace", helmNamespace, "--ignore-not-found", "--wait", "--timeout=180s"]);
+  });
+
+  it("helm install: pods Ready, one leader, a ComputeEndpoint's lifecycle", async () => {
     await helm(
       "install",
       release,
-      join(repoRoot, "deploy", "helm", "neon-cloud-operator"),
+      chart,
       "-n",
       helmNamespace,
       "--set",
@@ -401,7 +587,7 @@ describe("the Helm chart on a real node", () => {
         await helm(
           "upgrade",
           release,
-          join(repoRoot, "deploy", "helm", "neon-cloud-operator"),
+          chart,
           "-n",
           helmNamespace,
           "--reuse-values",

@@ -8,6 +8,7 @@ import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { stringify } from "yaml";
 import type { NodeCluster } from "../../../scripts/node/cluster.ts";
+import { eventually } from "../../support/kube.ts";
 import { nodeHostPaths, network, processesOf } from "../../../scripts/node/host.ts";
 
 const exec = promisify(execFile);
@@ -146,3 +147,99 @@ export async function nodeLeftovers(cluster: NodeCluster, hostPathsBefore: strin
   }
   return found;
 }
+
+/** The Secret with the platform API key that deploy/ and the chart expect; applied from stdin, so the key is never in an argument. */
+export async function applyCredentials(kubectl: Kubectl, namespace: string, apiKey: string): Promise<void> {
+  await kubectl(
+    ["apply", "-f", "-"],
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "neon-api-key", namespace },
+      stringData: { apiKey },
+    }),
+  );
+}
+
+/**
+ * A one-shot pod from the operator's image (its node, no shell) running
+ * `script` with `node -e`, locked down as the operator is. The repo's
+ * node_modules is mounted read-only at /probe/node_modules, so the script can
+ * require a client library (pg) the image does not ship. Returns its phase and
+ * log; the pod is deleted whatever happens.
+ */
+export async function runProbePod(
+  kubectl: Kubectl,
+  options: { name: string; namespace: string; script: string; envFrom?: unknown[] },
+): Promise<{ phase: string; log: string }> {
+  const { name, namespace } = options;
+  const pod = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace },
+    spec: {
+      restartPolicy: "Never",
+      automountServiceAccountToken: false,
+      securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532 },
+      containers: [
+        {
+          name: "probe",
+          image: `${operatorImage.name}:${operatorImage.tag}`,
+          imagePullPolicy: "Never",
+          command: ["node", "-e", options.script],
+          workingDir: "/probe",
+          envFrom: options.envFrom ?? [],
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ["ALL"] },
+          },
+          volumeMounts: [{ name: "modules", mountPath: "/probe/node_modules", readOnly: true }],
+        },
+      ],
+      volumes: [{ name: "modules", hostPath: { path: join(repoRoot, "node_modules"), type: "Directory" } }],
+    },
+  };
+  await kubectl(["apply", "-f", "-"], JSON.stringify(pod));
+  try {
+    const phase = await eventually(
+      async () => {
+        const now = (
+          await kubectl(["-n", namespace, "get", "pod", name, "-o", "jsonpath={.status.phase}"])
+        ).trim();
+        return now === "Succeeded" || now === "Failed" ? now : undefined;
+      },
+      { what: `pod ${namespace}/${name} to finish`, timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const log = await kubectl(["-n", namespace, "logs", name]);
+    return { phase, log };
+  } finally {
+    await kubectl(["-n", namespace, "delete", "pod", name, "--wait=false", "--ignore-not-found"]);
+  }
+}
+
+/** Working set of each operator container in `namespace`, by pod name, from the kubelet's summary API. */
+export async function workingSets(
+  kubectl: Kubectl,
+  nodeName: string,
+  namespace: string,
+): Promise<Map<string, number>> {
+  const summary = JSON.parse(
+    await kubectl(["get", "--raw", `/api/v1/nodes/${nodeName}/proxy/stats/summary`]),
+  ) as {
+    pods: {
+      podRef: { name: string; namespace: string };
+      containers?: { name: string; memory?: { workingSetBytes?: number } }[];
+    }[];
+  };
+  return new Map(
+    summary.pods
+      .filter((p) => p.podRef.namespace === namespace)
+      .map((p) => [
+        p.podRef.name,
+        p.containers?.find((c) => c.name === "operator")?.memory?.workingSetBytes ?? 0,
+      ]),
+  );
+}
+
+export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
