@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { branchController, type BranchObject } from "../../src/controllers/branch.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
-import { eventually, kubectl } from "../support/kube.ts";
+import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import { branch, branches, condition, ready, readyReason, served } from "./scenario.ts";
 
@@ -20,17 +20,8 @@ const databases = async (branchId: string) =>
   (await h.platform.listDatabases("proj-alpha", branchId)).map((d) => [d.name, d.ownerName]);
 
 async function events(name: string, reason: string): Promise<string[]> {
-  const out = await kubectl([
-    "get",
-    "events",
-    "-n",
-    h.namespace,
-    "--field-selector",
-    `involvedObject.name=${name},reason=${reason}`,
-    "-o",
-    "json",
-  ]);
-  return (JSON.parse(out) as { items: { message: string }[] }).items.map((e) => e.message);
+  const recorded = await eventsOf(h.namespace, `involvedObject.name=${name},reason=${reason}`);
+  return recorded.map((e) => e.message ?? "");
 }
 
 beforeAll(async () => {

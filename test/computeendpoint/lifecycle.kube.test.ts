@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Endpoint } from "../../src/platform/index.ts";
 import type { KubeObject } from "../../src/runtime/index.ts";
-import { eventually, kubectl } from "../support/kube.ts";
+import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import { condition, endpoint, factory, reader } from "./scenario.ts";
 
@@ -18,16 +18,8 @@ async function platformEndpoint(id: string): Promise<Endpoint | undefined> {
 }
 
 async function events(name: string): Promise<string> {
-  return kubectl([
-    "get",
-    "events",
-    "-n",
-    h.namespace,
-    "--field-selector",
-    `involvedObject.name=${name}`,
-    "-o",
-    "json",
-  ]);
+  const recorded = await eventsOf(h.namespace, `involvedObject.name=${name}`);
+  return recorded.map((e) => e.message ?? e.note ?? "").join("\n");
 }
 
 beforeAll(async () => {

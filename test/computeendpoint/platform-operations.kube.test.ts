@@ -8,7 +8,7 @@ import {
 } from "../../src/controllers/computeendpoint.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
 import type { Condition, Controller, KubeObject } from "../../src/runtime/index.ts";
-import { eventually, kubectl } from "../support/kube.ts";
+import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 
 let h: OperatorHarness;
@@ -49,17 +49,8 @@ async function watchUntilReady(name: string): Promise<{ seen: Condition[]; obj: 
 
 /** The Warning events recorded for a resource, by reason. */
 async function warnings(name: string): Promise<string[]> {
-  const out = await kubectl([
-    "get",
-    "events",
-    "-n",
-    h.namespace,
-    "--field-selector",
-    `involvedObject.name=${name},type=Warning`,
-    "-o",
-    "json",
-  ]);
-  return (JSON.parse(out) as { items: { reason?: string }[] }).items.map((e) => e.reason ?? "");
+  const recorded = await eventsOf(h.namespace, `involvedObject.name=${name},type=Warning`);
+  return recorded.map((e) => e.reason ?? "");
 }
 
 const requests = (method: string, pathPart: string) =>

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint.ts";
 import { creationName } from "../../src/controllers/computeendpoint-desired.ts";
-import { eventually, kubectl } from "../support/kube.ts";
+import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startCrashRig, type CrashRig } from "../support/crash-rig.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import { condition, endpoint, factory, reader } from "./scenario.ts";
@@ -151,17 +151,7 @@ describe("ComputeEndpoint recovery", () => {
     // The retry follows within milliseconds, so the Warning event is the durable record.
     const warning = await eventually(
       async () => {
-        const out = await kubectl([
-          "get",
-          "events",
-          "-n",
-          h.namespace,
-          "--field-selector",
-          "involvedObject.name=unlucky,reason=OperationFailed",
-          "-o",
-          "json",
-        ]);
-        const items = (JSON.parse(out) as { items: { message?: string; note?: string }[] }).items;
+        const items = await eventsOf(h.namespace, "involvedObject.name=unlucky,reason=OperationFailed");
         return items[0];
       },
       { what: "the OperationFailed event" },

@@ -98,3 +98,27 @@ export async function serviceAccountKubeconfig(namespace: string, name: string):
   await writeFile(out, kc.exportConfig(), { mode: 0o600 });
   return out;
 }
+
+/** What a test reads of an Event. */
+export interface RecordedEvent {
+  reason?: string;
+  type?: string;
+  message?: string;
+  /** events.k8s.io/v1's name for the message. */
+  note?: string;
+}
+
+/** The Events of a namespace that match a field selector (e.g. `involvedObject.name=web,type=Warning`). */
+export async function eventsOf(namespace: string, fieldSelector: string): Promise<RecordedEvent[]> {
+  const out = await kubectl([
+    "get",
+    "events",
+    "-n",
+    namespace,
+    "--field-selector",
+    fieldSelector,
+    "-o",
+    "json",
+  ]);
+  return (JSON.parse(out) as { items: RecordedEvent[] }).items;
+}
