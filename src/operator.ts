@@ -3,9 +3,9 @@
 import { readFileSync } from "node:fs";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { OperatorConfig } from "./config.ts";
-import { apiKeyController } from "./controllers/apikey.ts";
-import { branchController } from "./controllers/branch.ts";
-import { computeEndpointController } from "./controllers/computeendpoint.ts";
+import { apiKeyController } from "./controllers/apikey/index.ts";
+import { branchController } from "./controllers/branch/index.ts";
+import { computeEndpointController } from "./controllers/computeendpoint/index.ts";
 import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
 import { registerOperatorMetrics } from "./metrics.ts";

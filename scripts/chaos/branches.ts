@@ -3,8 +3,8 @@
 // operator restarted, and in the end every Branch must own exactly one branch on
 // the platform (found again by its name, k8s-<uid>, never created twice), and
 // none may remain once the resources are deleted.
-import { branchResourceKind } from "../../src/controllers/branch.ts";
-import { creationName } from "../../src/controllers/branch-plan.ts";
+import { branchResourceKind } from "../../src/controllers/branch/index.ts";
+import { creationName } from "../../src/controllers/branch/plan.ts";
 import type { KubeClient, KubeObject } from "../../src/runtime/index.ts";
 import type { InvariantResult } from "./invariants.ts";
 import type { ChaosPlatform } from "./platform.ts";

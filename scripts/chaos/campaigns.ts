@@ -1,8 +1,8 @@
 // The fault campaigns. Each gets a namespace and a workload of its own, drives
 // flows at a seeded pace while its faults strike, then stops the faults, waits
 // (bounded) for everything to converge and checks the invariants.
-import { apiKeyResourceKind } from "../../src/controllers/apikey.ts";
-import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint.ts";
+import { apiKeyResourceKind } from "../../src/controllers/apikey/index.ts";
+import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint/index.ts";
 import {
   ContentType,
   leaseKind,

@@ -3,8 +3,8 @@
 // key working, and no key value in any operator log. Each check reports counts.
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/apikey.ts";
-import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint.ts";
+import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/apikey/index.ts";
+import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint/index.ts";
 import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
 import type { KubeClient } from "../../src/runtime/index.ts";
 import type { ChaosPlatform, PlatformEndpoint } from "./platform.ts";

@@ -4,8 +4,8 @@
 // finalizers and owner references (Velero's defaults). ComputeEndpoints are restored as
 // docs/operations.md says (the backed-up endpoint id in spec.endpointId). The operator must find
 // what it made from what the backup kept: no second endpoint, no key left live in nobody's hands.
-import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/apikey.ts";
-import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint.ts";
+import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/apikey/index.ts";
+import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint/index.ts";
 import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
 import { ContentType, type KubeClient, type KubeObject, type ResourceKind } from "../../src/runtime/index.ts";
 import { campaign, flowsWithRestores, type CampaignResult, type Chaos } from "./campaigns.ts";

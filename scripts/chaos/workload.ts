@@ -3,9 +3,9 @@
 // 3 s grace) and deleted (revoked). Each call makes one change through the API
 // server and returns at once, so the operator always has work in progress when
 // a fault or a kill strikes.
-import type { ApiKeyObject } from "../../src/controllers/apikey.ts";
-import { apiKeyResourceKind } from "../../src/controllers/apikey.ts";
-import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint.ts";
+import type { ApiKeyObject } from "../../src/controllers/apikey/index.ts";
+import { apiKeyResourceKind } from "../../src/controllers/apikey/index.ts";
+import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint/index.ts";
 import {
   ContentType,
   isConflict,

@@ -2,7 +2,7 @@
 // (a branch id, a branch name, or another Branch resource), optionally protected and expiring.
 import { z } from "zod";
 import { Conditions } from "./conditions.ts";
-import { EndpointOperation } from "./computeendpoint.ts";
+import { StatusOperation } from "./operations.ts";
 import { restoredFromParentAtAnnotation } from "./group.ts";
 import { defineKind } from "./kind.ts";
 import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
@@ -171,7 +171,7 @@ export const BranchStatus = z
         `The value of the ${restoredFromParentAtAnnotation} annotation last acted upon (the branch was reset from its parent for it).`,
       ),
     logicalSize: z.int().optional().describe("The branch's logical size in bytes."),
-    operations: z.array(EndpointOperation).optional().describe("Operations of the last change."),
+    operations: z.array(StatusOperation).optional().describe("Operations of the last change."),
     observedGeneration: z.int().optional(),
     conditions: Conditions.optional(),
   })

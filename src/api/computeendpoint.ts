@@ -1,6 +1,7 @@
 // ComputeEndpoint: a compute endpoint of a branch on the platform, declared in Kubernetes.
 import { z } from "zod";
 import { Conditions } from "./conditions.ts";
+import { StatusOperation } from "./operations.ts";
 import { defineKind } from "./kind.ts";
 import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
 
@@ -182,20 +183,6 @@ export type ComputeEndpointSpec = z.infer<typeof ComputeEndpointSpec>;
 /** The spec with its branch resolved (a branchRef read as the Branch's id). */
 export type ResolvedComputeEndpointSpec = ComputeEndpointSpec & { branchId: string };
 
-export const EndpointOperation = z.object({
-  id: z.string(),
-  action: z.string().describe("What the platform does, for example start_compute or apply_config."),
-  status: z.string().describe("scheduling, running, finished, failed (or another platform status)."),
-  failuresCount: z.int().min(0),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  retryAt: z
-    .string()
-    .optional()
-    .describe("When the platform runs a failed operation again (failed is not final while it is set)."),
-});
-export type EndpointOperation = z.infer<typeof EndpointOperation>;
-
 export const ComputeEndpointStatus = z
   .object({
     endpointId: z.string().optional().describe("The platform's id of the endpoint."),
@@ -218,7 +205,7 @@ export const ComputeEndpointStatus = z
       .optional()
       .describe("Effective compute size."),
     maxConnections: z.int().optional().describe("max_connections implied by the minimum compute size."),
-    operations: z.array(EndpointOperation).optional().describe("Operations of the last change."),
+    operations: z.array(StatusOperation).optional().describe("Operations of the last change."),
     restartedAt: z.string().optional().describe("The restartedAt annotation value last acted upon."),
     connectionSecret: z
       .object({

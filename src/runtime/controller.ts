@@ -4,7 +4,7 @@
 // and controller-runtime's builder (`watches` / `owns`).
 import { Action } from "./action.ts";
 import * as conditions from "./conditions.ts";
-import { classifyError, errorMessage, type ErrorPolicy } from "./errors.ts";
+import { classifyError, errorMessage, retryPolicy, type ErrorAction, type ErrorPolicy } from "./errors.ts";
 import type { EventInput, EventRecorder } from "./events.ts";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizers.ts";
 import { Informer, type IndexFunc, type InformerOptions, type Store } from "./informer.ts";
@@ -55,6 +55,8 @@ export interface Reconciler<T extends KubeObject> {
   reconcile(obj: T, ctx: Context<T>): Promise<Action>;
   /** With a finalizer configured: called while the object is being deleted; the finalizer is removed when it returns done. */
   cleanup?(obj: T, ctx: Context<T>): Promise<Action>;
+  /** How a failure of reconcile or cleanup is retried (default: by the error's shape, errors.ts). */
+  errorPolicy?(obj: T, err: unknown): ErrorAction;
 }
 
 /**
@@ -201,7 +203,13 @@ export class Controller<T extends KubeObject = KubeObject> {
       reconnected: () => this.retryAwaitingApiServer(),
     });
     for (const w of options.watches ?? []) {
-      this.secondary(w.kind, w.labelSelector, informerOptions, w.transform).on({
+      // A watch of the primary kind itself (a Branch waking the Branches created from it) rides
+      // on the primary informer; own status writes included, as they are what the others wait for.
+      const informer =
+        kindId(w.kind) === kindId(options.kind)
+          ? (this.informer as unknown as Informer)
+          : this.secondary(w.kind, w.labelSelector, informerOptions, w.transform);
+      informer.on({
         add: (o) => this.retryAll(w.map(o, primary)),
         update: (old, o) => this.retryAll([...w.map(old, primary), ...w.map(o, primary)]),
         delete: (o) => this.retryAll(w.map(o, primary)),
@@ -409,7 +417,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     this.awaitingApiServer.delete(key);
     if (policy.kind === "retryAfter") queue.addAfter(key, policy.ms);
-    else queue.addRateLimited(key);
+    else queue.addRateLimited(key, policy.kind === "backoff" ? policy.fromMs : undefined);
   }
 
   /**
@@ -476,7 +484,7 @@ export class Controller<T extends KubeObject = KubeObject> {
           );
       } catch (err) {
         // process() handles reconcile errors itself; this keeps anything else from ending the worker.
-        this.retryLater(key, queue, classifyError(err));
+        this.retryLater(key, queue, retryPolicy(err, classifyError));
         this.log.error({ object: key, err }, "unexpected error; will retry");
       } finally {
         this.running--;
@@ -527,7 +535,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       obj = await this.current(key, queue);
     } catch (err) {
       // The fresh read failed (the API server restarting, a cut connection): try the key again later.
-      this.retryLater(key, queue, classifyError(err));
+      this.retryLater(key, queue, retryPolicy(err, classifyError));
       this.log.warn({ err }, "reading the object failed; will retry");
       return;
     }
@@ -560,17 +568,18 @@ export class Controller<T extends KubeObject = KubeObject> {
         log.info("reconcile interrupted: this replica stopped acting");
         return;
       }
-      const policy = classifyError(err);
+      const reconciler = this.options.reconciler;
+      const policy = retryPolicy(err, (e) => reconciler.errorPolicy?.(obj, e) ?? classifyError(e));
       const message = errorMessage(err);
-      const waiting = (err as { waiting?: unknown }).waiting === true && policy.kind === "retryAfter";
-      if (policy.kind === "terminal") {
+      // Waiting for something that ends by itself (the project's running operations): no
+      // failure, no Warning event; the reconciler's status says what it waits for.
+      const waiting = policy.kind === "retryAfter" && !policy.failure;
+      if (policy.kind === "onChange") {
         this.awaitingApiServer.delete(key);
         this.terminal.set(key, generation);
         result = "terminal";
         log.error({ err }, "reconcile failed terminally; waiting for a spec change");
       } else if (waiting) {
-        // Waiting for something that ends by itself (the project's running operations): no
-        // failure, no Warning event; the reconciler's status says what it waits for.
         queue.addAfter(key, policy.ms, duePriority);
         result = "requeue";
         log.debug({ reason: message, retryInMs: Math.round(policy.ms) }, "reconcile waits");
@@ -586,7 +595,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       }
       if (!waiting) {
         ctx.events.warning(
-          policy.kind === "terminal" ? "ReconcileFailed" : "ReconcileError",
+          policy.kind === "onChange" ? "ReconcileFailed" : "ReconcileError",
           "Reconcile",
           message,
         );

@@ -1,5 +1,7 @@
-// How a thrown error steers retries. Errors are classified by shape, so the
-// platform client's errors (with `terminal`, `retryAfterMs`) need no wrapping.
+// How a failed reconcile is retried. A reconciler may give its own `errorPolicy` (kube-rs's
+// `error_policy(object, error) -> Action`); without one, an error's shape decides (`terminal`,
+// `retryAfterMs`). Either way the runtime itself decides only one thing: a Kubernetes API server
+// that does not answer is waited for, not counted against the object.
 import { isApiServerUnavailable } from "./kube.ts";
 
 /** The spec must change before retrying helps: no retry until `metadata.generation` changes. */
@@ -11,40 +13,36 @@ export class TerminalError extends Error {
   }
 }
 
-/** Retry after a known time (e.g. a platform Retry-After, or an operation still running). */
-export class RetryAfterError extends Error {
-  readonly retryAfterMs: number;
-  constructor(message: string, retryAfterMs: number, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "RetryAfterError";
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
 /**
- * - terminal: wait for a spec change;
- * - retryAfter: retry after a known time;
- * - apiServerUnavailable: the Kubernetes API server did not answer (restarting, path down): retry
- *   on a short leash, and as soon as a watch reconnects; not the object's fault, so it does not
- *   grow the object's own backoff;
- * - backoff: per-object exponential backoff.
+ * What to do after a failed reconcile:
+ * - onChange: wait for a spec change (or a change of something the object watches, or a resync);
+ * - retryAfter: try again after `ms`; `failure: false` is a wait, not a failure (no Warning event);
+ * - backoff: per-object exponential backoff, doubling from `fromMs` (the queue's own start otherwise).
  */
-export type ErrorPolicy =
-  | { kind: "terminal" }
-  | { kind: "retryAfter"; ms: number }
-  | { kind: "apiServerUnavailable" }
-  | { kind: "backoff" };
+export type ErrorAction =
+  | { kind: "onChange" }
+  | { kind: "retryAfter"; ms: number; failure: boolean }
+  | { kind: "backoff"; fromMs?: number };
 
-export function classifyError(err: unknown): ErrorPolicy {
+/** The runtime's retries: a reconciler's action, or waiting out the API server. */
+export type ErrorPolicy = ErrorAction | { kind: "apiServerUnavailable" };
+
+/** The default policy, by the error's shape. */
+export function classifyError(err: unknown): ErrorAction {
   if (typeof err === "object" && err !== null) {
     const e = err as { terminal?: unknown; retryAfterMs?: unknown };
-    if (e.terminal === true) return { kind: "terminal" };
+    if (e.terminal === true) return { kind: "onChange" };
     if (typeof e.retryAfterMs === "number" && Number.isFinite(e.retryAfterMs)) {
-      return { kind: "retryAfter", ms: Math.max(0, e.retryAfterMs) };
+      return { kind: "retryAfter", ms: Math.max(0, e.retryAfterMs), failure: true };
     }
-    if (isApiServerUnavailable(err)) return { kind: "apiServerUnavailable" };
   }
   return { kind: "backoff" };
+}
+
+/** The API server not answering comes first: not the object's fault, whatever the reconciler says. */
+export function retryPolicy(err: unknown, policy: (err: unknown) => ErrorAction): ErrorPolicy {
+  if (isApiServerUnavailable(err)) return { kind: "apiServerUnavailable" };
+  return policy(err);
 }
 
 /** A message safe for logs and events: the error's own message, never its cause chain or payload. */

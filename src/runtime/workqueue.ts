@@ -114,11 +114,15 @@ export class WorkQueue<K = string> {
     this.addAt(key, { due: this.now() + Math.max(0, ms), priority });
   }
 
-  /** Requests a retry after the key's next backoff delay. */
-  addRateLimited(key: K): void {
+  /**
+   * Requests a retry after the key's next backoff delay; `fromMs` starts this failure's doubling
+   * from a floor of its own (a refusal that lasts a while is not retried within milliseconds).
+   */
+  addRateLimited(key: K, fromMs?: number): void {
     const failures = this.failures.get(key) ?? 0;
     this.failures.set(key, failures + 1);
-    this.addAfter(key, backoffDelay(failures, this.options));
+    const options = fromMs === undefined ? this.options : { ...this.options, baseDelayMs: fromMs };
+    this.addAfter(key, backoffDelay(failures, options));
   }
 
   /** Clears the key's failure count (after a success). */

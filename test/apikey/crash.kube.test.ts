@@ -7,7 +7,7 @@
 // operator made is in its Secret or revoked, one live key per ApiKey, and no
 // key value is in any log, Event or status.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiKeyObject } from "../../src/controllers/apikey.ts";
+import type { ApiKeyObject } from "../../src/controllers/apikey/index.ts";
 import { decodeSecretValue, secretKind, type Secret } from "../../src/controllers/credentials.ts";
 import { KubeClient, eventKind, type KubeObject } from "../../src/runtime/index.ts";
 import type { HeldRequest, ProxyRule } from "../support/api-proxy.ts";

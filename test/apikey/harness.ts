@@ -8,7 +8,7 @@ import {
   type ApiKeyTuning,
   apiKeyController,
   apiKeyResourceKind,
-} from "../../src/controllers/apikey.ts";
+} from "../../src/controllers/apikey/index.ts";
 import {
   PlatformAccess,
   decodeSecretValue,

@@ -4,7 +4,7 @@
 // shows up in logs, events or status.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubectl, eventually } from "../support/kube.ts";
-import { apiKeyResourceKind } from "../../src/controllers/apikey.ts";
+import { apiKeyResourceKind } from "../../src/controllers/apikey/index.ts";
 import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
 import { ContentType } from "../../src/runtime/index.ts";
 import {

@@ -1,7 +1,7 @@
 // Rotation under use: a consumer that re-reads the Secret before each request
 // never holds a revoked key, across several rotations on the real clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiKeyResourceKind } from "../../src/controllers/apikey.ts";
+import { apiKeyResourceKind } from "../../src/controllers/apikey/index.ts";
 import { ContentType } from "../../src/runtime/index.ts";
 import {
   type ApiKeyWorld,

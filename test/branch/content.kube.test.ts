@@ -3,7 +3,7 @@
 // database's owner does not exist, one restore per new annotation value (refused for a branch
 // without a parent), and the branch's own roles created again after the reset.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { branchController, type BranchObject } from "../../src/controllers/branch.ts";
+import { branchController, type BranchObject } from "../../src/controllers/branch/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";

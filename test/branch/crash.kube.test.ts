@@ -4,8 +4,8 @@
 // kills the process; a fresh one must finish. Afterwards the resource is Ready and the project
 // holds exactly one branch of it (found again by the name derived from the resource's UID).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BranchObject } from "../../src/controllers/branch.ts";
-import { creationName } from "../../src/controllers/branch-plan.ts";
+import type { BranchObject } from "../../src/controllers/branch/index.ts";
+import { creationName } from "../../src/controllers/branch/plan.ts";
 import { KubeClient } from "../../src/runtime/index.ts";
 import type { ProxyRule } from "../support/api-proxy.ts";
 import { startCrashRig, type CrashRig, type RigScenario } from "../support/crash-rig.ts";

@@ -2,10 +2,10 @@
 // resource, with an expiry the platform honours, deleted or left behind with the resource; and a
 // ComputeEndpoint that names its branch by a Branch resource waits for it, then runs on it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BranchObject } from "../../src/controllers/branch.ts";
-import { branchController } from "../../src/controllers/branch.ts";
-import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint.ts";
-import { computeEndpointController } from "../../src/controllers/computeendpoint.ts";
+import type { BranchObject } from "../../src/controllers/branch/index.ts";
+import { branchController } from "../../src/controllers/branch/index.ts";
+import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
+import { computeEndpointController } from "../../src/controllers/computeendpoint/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
 import { kubectl } from "../support/kube.ts";

@@ -3,11 +3,11 @@
 // with nothing but the platform's connection URI.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { branchController, type BranchObject } from "../../src/controllers/branch.ts";
+import { branchController, type BranchObject } from "../../src/controllers/branch/index.ts";
 import {
   computeEndpointController,
   type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint.ts";
+} from "../../src/controllers/computeendpoint/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
 import { eventually, kubectl } from "../support/kube.ts";

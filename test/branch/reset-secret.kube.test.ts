@@ -4,11 +4,11 @@
 // Secret's values, the password was read again (no reset), and the old password is refused.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { branchController, type BranchObject } from "../../src/controllers/branch.ts";
+import { branchController, type BranchObject } from "../../src/controllers/branch/index.ts";
 import {
   computeEndpointController,
   type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint.ts";
+} from "../../src/controllers/computeendpoint/index.ts";
 import type { Secret } from "../../src/controllers/credentials.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";

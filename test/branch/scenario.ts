@@ -1,7 +1,7 @@
 // What the Branch scenarios share: a Branch manifest in the harness' project, and waiting for a
 // resource's Ready condition with a reason, for its current generation.
-import type { BranchObject } from "../../src/controllers/branch.ts";
-import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint.ts";
+import type { BranchObject } from "../../src/controllers/branch/index.ts";
+import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
 import { eventually } from "../support/kube.ts";
 import type { OperatorHarness } from "../support/operator.ts";
 

@@ -2,7 +2,7 @@
 // before writing it) must not leave a Secret with a dead password: on the next pass the operator
 // resets again and writes the password the platform has.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint.ts";
+import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
 import type { Secret } from "../../src/controllers/credentials.ts";
 import { startCrashRig, type CrashRig } from "../support/crash-rig.ts";
 import { eventually, kubectl } from "../support/kube.ts";

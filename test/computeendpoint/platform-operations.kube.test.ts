@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   computeEndpointController,
   type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint.ts";
+} from "../../src/controllers/computeendpoint/index.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
 import type { Condition, Controller, KubeObject } from "../../src/runtime/index.ts";
 import { eventsOf, eventually, kubectl } from "../support/kube.ts";

@@ -3,8 +3,8 @@
 // afterwards there is exactly one endpoint per resource, and a refused spec
 // costs no further API calls until it changes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint.ts";
-import { creationName } from "../../src/controllers/computeendpoint-desired.ts";
+import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
+import { creationName } from "../../src/controllers/computeendpoint/desired.ts";
 import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startCrashRig, type CrashRig } from "../support/crash-rig.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";

@@ -3,7 +3,7 @@
 import {
   computeEndpointController,
   type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint.ts";
+} from "../../src/controllers/computeendpoint/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { eventually } from "../support/kube.ts";
 import type { OperatorHarness } from "../support/operator.ts";

@@ -1,6 +1,7 @@
-// Builds the runtime Controller of a managed kind: the generic reconciler, its finalizer, and one
-// Secret watch that wakes the resources whose credentials Secret changed (found through an index
-// of the primary cache, not a scan), plus what the kind itself owns or watches.
+// Builds the runtime Controller of a managed kind: the generic reconciler, its finalizer, the
+// Secret watch (credentials Secrets and the Secrets it owns wake their resources, found through
+// an index of the primary cache, not a scan), a watch of every kind its references name (a Branch
+// that becomes Ready wakes the resources naming it), and what the kind itself owns or watches.
 import {
   Controller,
   metadataOnly,
@@ -13,64 +14,109 @@ import {
 } from "../../runtime/index.ts";
 import { secretKind, type Secret } from "../credentials.ts";
 import type { ControllerFactory, KindControllerOptions } from "../options.ts";
+import { secretOwner } from "./connection-secret.ts";
 import { ManagedReconciler } from "./reconciler.ts";
-import type { ExternalClient, ManagedKind, ManagedObject } from "./types.ts";
+import type { ManagedKind, ManagedObject, ManagedStatus, Step } from "./types.ts";
 
 /** Index of the primary cache: the `namespace/name` of the Secret each resource's credentials come from. */
 const credentialsIndex = "credentials";
 
-export interface ManagedControllerOptions<Spec, S, Diff = unknown> {
-  kind: ManagedKind<Spec>;
-  external: ExternalClient<Spec, S, Diff>;
+/** Index of the primary cache: `namespace/name` of each resource a reference names, per referenced kind. */
+const referenceIndex = (kind: ResourceKind): string => `reference:${kind.group}/${kind.kind}`;
+
+export interface ManagedControllerOptions<Spec, S extends ManagedStatus, Obj, St extends Step> {
+  kind: ManagedKind<Spec, S, Obj, St>;
   options: KindControllerOptions;
   create?: ControllerFactory<ManagedObject<S>> | undefined;
   /** Further indexes of the primary cache, for the adapter (`pass.cache(...).byIndex`). */
   indexes?: Record<string, IndexFunc<ManagedObject<S>>>;
-  /** Kinds the resource owns (their changes wake their owner). */
+  /** Kinds the resource owns besides its Secrets (their changes wake it): a connection ConfigMap. */
   owns?: (ResourceKind | OwnsSpec)[];
-  /** Further resources a Secret concerns besides those taking credentials from it (keys it holds). */
+  /** Further resources a Secret concerns besides those taking credentials from it or owning it. */
   secretConcerns?(secret: Secret): string[];
-  /** Further kinds whose changes wake resources of this kind (a Branch its endpoints), mapped through an index. */
+  /** Further kinds whose changes wake resources of this kind, mapped through an index. */
   watches?: WatchSpec[];
 }
 
-export function managedController<Spec, S extends object, Diff = unknown>(
-  m: ManagedControllerOptions<Spec, S, Diff>,
-): Controller<ManagedObject<S>> {
+export function managedController<Spec, S extends ManagedStatus, Obj, St extends Step>(
+  m: ManagedControllerOptions<Spec, S, Obj, St>,
+): { controller: Controller<ManagedObject<S>>; reconciler: ManagedReconciler<Spec, S, Obj, St> } {
   const { kind, options } = m;
   const create = m.create ?? ((o) => new Controller(o, options.runtime));
+  const parse = (obj: KubeObject & { spec?: unknown }) => kind.spec.safeParse(obj.spec ?? {});
   const credentialsSecret = (obj: KubeObject & { spec?: unknown }): string[] => {
-    const spec = kind.spec.safeParse(obj.spec ?? {});
+    const spec = parse(obj);
     if (!spec.success) return [];
     const target = options.access.secretFor(obj.metadata.namespace ?? "", kind.credentials(spec.data));
     return target ? [`${target.namespace}/${target.name}`] : [];
   };
-  return create({
+  const referenced = [...new Map((kind.references ?? []).map((r) => [referenceIndex(r.kind), r.kind]))];
+  const referenceIndexes = Object.fromEntries(
+    referenced.map(([index]) => [
+      index,
+      (obj: KubeObject & { spec?: unknown }): string[] => {
+        const spec = parse(obj);
+        if (!spec.success) return [];
+        return (kind.references ?? [])
+          .filter((r) => referenceIndex(r.kind) === index)
+          .map((r) => r.name(spec.data))
+          .filter((name): name is string => name !== undefined)
+          .map((name) => `${obj.metadata.namespace ?? ""}/${name}`);
+      },
+    ]),
+  ) as Record<string, IndexFunc<ManagedObject<S>>>;
+  const referenceWatches: WatchSpec[] = referenced.map(([index, refKind]) => ({
+    kind: refKind,
+    map: (target, primary) => primary.byIndex(index, objectKey(target)),
+  }));
+  const owned = secretOwner(kind.resource);
+  const reconciler = new ManagedReconciler(kind, {
+    access: options.access,
+    now: options.now,
+    unauthorizedRetryMs: options.unauthorizedRetryMs,
+    pollIntervalMs: options.pollIntervalMs,
+  });
+  const controller = create({
     kind: kind.resource,
-    reconciler: new ManagedReconciler(kind, m.external, {
-      access: options.access,
-      now: options.now,
-      unauthorizedRetryMs: options.unauthorizedRetryMs,
-    }),
+    reconciler,
     finalizer: kind.finalizer,
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
     ...(options.namespaces ? { namespaces: options.namespaces } : {}),
     ...(options.informer ? { informer: options.informer } : {}),
-    indexes: { ...m.indexes, [credentialsIndex]: credentialsSecret },
+    indexes: { ...m.indexes, ...referenceIndexes, [credentialsIndex]: credentialsSecret },
     ...(m.owns ? { owns: m.owns } : {}),
     watches: [
       {
-        // A credentials Secret that appears or changes re-reconciles the resources using it. The
-        // cache keeps Secrets' metadata only: their data is read by name when a resource needs it.
+        // A credentials Secret that appears or changes re-reconciles the resources using it; a
+        // Secret the resource owns (its connection Secret), changed or deleted, wakes it to write
+        // it again. The cache keeps Secrets' metadata only: their data is read by name when needed.
         kind: secretKind,
         transform: metadataOnly,
         map: (secret: Secret, primary) => [
           ...primary.byIndex(credentialsIndex, objectKey(secret)),
+          ...owned(secret),
           ...(m.secretConcerns?.(secret) ?? []),
         ],
       },
-      ...(m.watches ?? []),
+      ...merged([...referenceWatches, ...(m.watches ?? [])]),
     ],
   });
+  return { controller, reconciler };
+}
+
+/** One watch per kind: the runtime keeps one cache per kind, so mappings of one kind are joined. */
+function merged(watches: WatchSpec[]): WatchSpec[] {
+  const byKind = new Map<string, WatchSpec>();
+  for (const w of watches) {
+    const id = `${w.kind.group}/${w.kind.plural}`;
+    const before = byKind.get(id);
+    byKind.set(
+      id,
+      before
+        ? { ...before, map: (obj, primary) => [...before.map(obj, primary), ...w.map(obj, primary)] }
+        : w,
+    );
+  }
+  return [...byKind.values()];
 }

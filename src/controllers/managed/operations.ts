@@ -1,31 +1,59 @@
-// What every adapter whose changes start platform operations shares: the options of a mutation,
-// and the words a resource shows while the platform runs (or retries) its operations.
-import type { EndpointOperation } from "../../api/computeendpoint.ts";
-import type { OperationsOutcome } from "../../platform/index.ts";
-import { objectKey } from "../../runtime/index.ts";
-import { nextPoll } from "../computeendpoint-polling.ts";
-import {
-  operationsRunning,
-  sameOperations,
-  statusOperations,
-  trackedOperations,
-} from "../computeendpoint-status.ts";
-import { Problem } from "./failures.ts";
-import type { Observation, Pass } from "./types.ts";
+// The platform's operations as a resource shows them: the operations of its last change, in
+// status, waited for before the platform object is looked at again; and the words a resource
+// shows while they run (or while the platform retries one).
+import type { StatusOperation } from "../../api/operations.ts";
+import { isSettled, type Operation, type OperationsOutcome } from "../../platform/index.ts";
+import { Problem } from "./errors.ts";
+import { nextPoll } from "./polling.ts";
+import type { ManagedStatus, Pass, Verdict } from "./types.ts";
+
+export function statusOperations(operations: readonly Operation[]): StatusOperation[] {
+  return operations.map((op) => ({
+    id: op.id,
+    action: op.action,
+    status: op.status,
+    failuresCount: op.failuresCount,
+    createdAt: op.createdAt,
+    updatedAt: op.updatedAt,
+    ...(op.retryAt === undefined ? {} : { retryAt: op.retryAt }),
+  }));
+}
 
 /**
- * A mutation's options: the pass's signal (a replica that stops acting aborts it) and the
- * resource as its ticket in the project's mutation gate (turns are taken in the order asked).
+ * The operations in status, in the client's shape, so its tracker can report them as last seen
+ * without a request while the account's budget is busy with changes.
  */
-export function mutationOptions(pass: Pass<unknown, unknown>): { signal: AbortSignal; ticket: string } {
-  return { signal: pass.signal, ticket: objectKey(pass.obj) };
+function trackedOperations(operations: readonly StatusOperation[], projectId: string): Operation[] {
+  return operations.map((op) => ({
+    ...op,
+    projectId,
+    branchId: undefined,
+    endpointId: undefined,
+    error: undefined,
+    retryAt: op.retryAt,
+    totalDurationMs: undefined,
+  }));
+}
+
+function operationsRunning(operations: readonly StatusOperation[] | undefined): boolean {
+  return (operations ?? []).some((op) => !isSettled(op));
+}
+
+/** The same operations in the same states (nothing new to tell a user). */
+function sameOperations(a: readonly StatusOperation[] | undefined, b: readonly StatusOperation[]): boolean {
+  return (
+    a?.length === b.length &&
+    a.every(
+      (op, i) => op.id === b[i]?.id && op.status === b[i].status && op.failuresCount === b[i].failuresCount,
+    )
+  );
 }
 
 /**
  * A condition's reason and message while a change's operations run: the platform retrying a
  * failed one (`failed` with `retry_at` is not final) is named as such, with its count and next try.
  */
-export function waitingFor(outcome: Extract<OperationsOutcome, { state: "running" }>): [string, string] {
+function waitingFor(outcome: Extract<OperationsOutcome, { state: "running" }>): [string, string] {
   if (outcome.retrying.length === 0) {
     return ["OperationsRunning", `waiting for ${describeOperations(outcome.running)}`];
   }
@@ -40,37 +68,32 @@ export function describeOperations(ops: readonly { action: string; id: string }[
   return ops.map((op) => `${op.action} ${op.id}`).join(", ");
 }
 
-/** What the platform's operations of a resource's last change say now. */
-export type LastChange<Status> =
-  | { running: true; observation: Observation<Status, never> }
-  | { running: false; operations: EndpointOperation[] | undefined };
+/** The last change still runs: what the resource shows meanwhile, and when it looks again. */
+export interface Running<Status> {
+  status: Partial<Status>;
+  ready: Verdict;
+  retryAfterMs: number;
+}
 
 /**
- * Step 1 of an adapter's observe: waits out the operations of the resource's last change, as
- * recorded in its status. Still running: the observation to report (while nothing new happened,
- * the status keeps saying what is under way, "Creating", "Updating", and a poll writes nothing).
- * Failed for good: a Problem (`OperationFailed`, retried with backoff). Otherwise the operations
- * as they ended.
+ * Waits out the operations of the resource's last change, as recorded in its status. Still
+ * running: what to show (while nothing new happened, the status keeps saying what is under way,
+ * "Creating", "Updating", and a poll writes nothing). Failed for good: a Problem
+ * (`OperationFailed`, retried with backoff). Otherwise undefined, with the operations as they
+ * ended in `ended`.
  */
-export async function lastChange<
-  Status extends {
-    operations?: EndpointOperation[] | undefined;
-    observedGeneration?: number | undefined;
-    conditions?: { type: string; status: string; reason: string; message: string }[] | undefined;
-  },
->(
+export async function lastChange<Status extends ManagedStatus>(
   pass: Pass<unknown, Status>,
   projectId: string,
-  endpointId: string | undefined,
-): Promise<LastChange<Status>> {
+  ended: { operations?: StatusOperation[] | undefined },
+): Promise<Running<Status> | undefined> {
   const { status } = pass;
   const before = status.operations;
-  if (!operationsRunning(before)) return { running: false, operations: before };
-  const outcome = await pass.client.waitForOperations(
-    projectId,
-    trackedOperations(before ?? [], projectId, endpointId),
-  );
+  ended.operations = before;
+  if (!operationsRunning(before)) return undefined;
+  const outcome = await pass.client.waitForOperations(projectId, trackedOperations(before ?? [], projectId));
   const operations = statusOperations(outcome.operations);
+  ended.operations = operations;
   if (outcome.state === "failed") {
     throw new Problem<Status>(
       "OperationFailed",
@@ -78,7 +101,7 @@ export async function lastChange<
       { status: { operations } as Partial<Status> },
     );
   }
-  if (outcome.state !== "running") return { running: false, operations };
+  if (outcome.state !== "running") return undefined;
   let [reason, message] = waitingFor(outcome);
   const ready = status.conditions?.find((c) => c.type === "Ready");
   if (
@@ -90,13 +113,8 @@ export async function lastChange<
     [reason, message] = [ready.reason, ready.message];
   }
   return {
-    running: true,
-    observation: {
-      state: "busy",
-      status: { operations } as Partial<Status>,
-      reason,
-      message,
-      retryAfterMs: nextPoll(outcome.retryAfterMs),
-    },
+    status: { operations } as Partial<Status>,
+    ready: ["False", reason, message],
+    retryAfterMs: nextPoll(outcome.retryAfterMs),
   };
 }

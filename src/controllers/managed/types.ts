@@ -1,12 +1,16 @@
-// The contract between the generic managed-resource reconciler (reconciler.ts) and one kind's
-// adapter: the anchors are Crossplane's ExternalClient (Observe/Create/Update/Delete under one
-// managed reconciler) and ACK's split of a generic reconciler from a per-kind resource manager.
-// An adapter speaks to the platform and maps between spec, platform object and status; it never
-// writes conditions, resolves credentials, handles finalizers or decides retries.
+// The contract between the managed layer and one kind. The anchors: ACK's resource manager
+// (ReadOne / Create / Update(desired, latest, delta) / Delete under one generic reconciler),
+// Crossplane's ExternalClient, kube-rs's `Action`. A kind is its schema, its policies and an
+// adapter of platform verbs plus a pure plan; the layer owns everything between them: references,
+// credentials, waiting for the platform's operations, not-found and gone, one change per pass, an
+// event per change, the management and deletion policies, connection details, status and
+// conditions, and what each error means.
 import type { z } from "zod";
 import type { SecretKeyRef } from "../../api/fields.ts";
-import type { PlatformClient } from "../../platform/index.ts";
+import type { StatusOperation } from "../../api/operations.ts";
+import type { MutationOptions, Operation, PlatformClient } from "../../platform/index.ts";
 import type {
+  Condition,
   ConditionStatus,
   KubeClient,
   KubeObject,
@@ -14,6 +18,28 @@ import type {
   ResourceKind,
   Store,
 } from "../../runtime/index.ts";
+import type { PostgresConnection } from "./connection-secret.ts";
+import type { Problem } from "./errors.ts";
+
+/** What every managed kind's status has besides its own fields: the layer writes these. */
+export interface ManagedStatus {
+  /** The operations of the last change, waited for before the object is looked at again. */
+  operations?: StatusOperation[] | undefined;
+  observedGeneration?: number | undefined;
+  conditions?: Condition[] | undefined;
+  /** The connection Secret last written (never its password). */
+  connectionSecret?: ConnectionSecretStatus | undefined;
+}
+
+export interface ConnectionSecretStatus {
+  name?: string | undefined;
+  role?: string | undefined;
+  database?: string | undefined;
+  /** The rotatePasswordAt annotation value last acted upon. */
+  passwordRotatedAt?: string | undefined;
+  /** Why a reset was sent whose new password is not in the Secret yet. */
+  passwordReset?: string | undefined;
+}
 
 export interface ManagedObject<Status> extends KubeObject {
   spec?: unknown;
@@ -30,6 +56,7 @@ export interface PassEvents {
 export interface Pass<Spec, Status> {
   /** The object as last read or written in this pass: a copy, never the cached object. */
   readonly obj: ManagedObject<Status>;
+  /** The spec with its references resolved (a branchRef read as the Branch's id). */
   readonly spec: Spec;
   /** `obj.status`, or empty. */
   readonly status: Status;
@@ -42,6 +69,8 @@ export interface Pass<Spec, Status> {
   readonly log: Logger;
   /** Aborted when this replica must stop acting. Pass it to platform calls. */
   readonly signal: AbortSignal;
+  /** The resource is being deleted. */
+  readonly deleting: boolean;
   now(): Date;
   /** A read-only cache of a kind the controller watches. */
   cache<U extends KubeObject>(kind: ResourceKind): Store<U>;
@@ -50,75 +79,125 @@ export interface Pass<Spec, Status> {
    * intent that must survive a crash between two platform calls, such as a key's pending name.
    */
   save(changes: Partial<Status>): Promise<void>;
+  /** A mutation's options: the pass's signal, and the resource as its ticket in the project's gate. */
+  mutation(): MutationOptions;
 }
 
 /** A condition's status, reason and message. */
 export type Verdict = [ConditionStatus, string, string];
 
-/** What the platform holds for the resource, and how it compares with the spec. */
-export type Observation<Status, Diff = unknown> =
-  | { state: "absent" }
-  | {
-      /** A change runs on the platform: nothing to decide until it ends. */
-      state: "busy";
-      status: Partial<Status>;
-      reason: string;
-      message: string;
-      retryAfterMs: number;
-    }
-  | PresentObservation<Status, Diff>;
-
-export interface PresentObservation<Status, Diff = unknown> {
-  state: "present";
-  /** False when the platform differs from the spec (update does the next step). */
-  upToDate: boolean;
-  /** What differs, as the adapter computed it for its own update. */
-  diff?: Diff;
-  status: Partial<Status>;
-  /** Ready when up to date (True only when the platform object is usable as declared). */
-  ready: Verdict;
-  /** When to observe again while up to date; undefined leaves it to the resync. */
-  observeAfterMs?: number;
-}
-
-/** What create or update did. */
-export interface Change<Status> {
+/** What the platform answered to a change. */
+export interface Answer<Obj, Status> {
+  /** The platform object as the answer shows it; undefined when the answer has none. */
+  object?: Obj | undefined;
+  /** The operations the change started: the layer waits for them before looking again. */
+  operations: readonly Operation[];
+  /** What the change settled in status besides the object's own fields (an annotation acted upon). */
   status?: Partial<Status>;
-  reason: string;
-  message: string;
-  /** Work now runs on the platform (kstatus' Reconciling). */
-  inProgress: boolean;
-  /** When to observe again. */
-  requeueAfterMs: number;
+  /** Words for the event and the condition; the step's message (or the layer's) otherwise. */
+  message?: string;
 }
 
-/** What publish asks of the next pass: look again this soon (work it started is under way). */
-export interface Published {
-  requeueAfterMs: number;
+/** One change on the platform, as a kind's plan names it. */
+export interface Step {
+  /** The event's action: Update, Restart, Suspend, Restore, ... */
+  readonly action: string;
+  /** The condition's and the event's reason while it runs: Updating, Restarting, ... */
+  readonly reason: string;
+  /** What a user reads. */
+  readonly message: string;
+  /** The event's reason when it differs from the condition's: Created, Moving, PasswordReset. */
+  readonly event?: string | undefined;
 }
 
-/** What delete did: nothing remains, or look again later (the platform is still deleting). */
-export type Deletion = { gone: true } | { gone: false; requeueAfterMs: number };
-
-/** The platform-facing verbs of one kind. */
-export interface ExternalClient<Spec, Status, Diff = unknown> {
-  observe(pass: Pass<Spec, Status>): Promise<Observation<Status, Diff>>;
-  create(pass: Pass<Spec, Status>): Promise<Change<Status>>;
-  update(pass: Pass<Spec, Status>, observed: PresentObservation<Status, Diff>): Promise<Change<Status>>;
-  delete(pass: Pass<Spec, Status>): Promise<Deletion>;
-  /** After an observation while up to date: publish what the resource owns (a ConfigMap). */
-  publish?(pass: Pass<Spec, Status>): Promise<Published | undefined | void>;
+/** What a kind publishes while its platform object is up to date. */
+export interface ConnectionDetails {
+  /** Non-secret details (hosts, ids) in a ConfigMap the resource owns. */
+  configMap?: { name: string; data: Record<string, string> } | undefined;
+  /** A Postgres role's connection Secret: the layer reads the password, or resets it as a change. */
+  secret?: PostgresConnection | undefined;
 }
 
-/** A managed kind: its schema and policies, and the adapter that speaks to the platform. */
-export interface ManagedKind<Spec> {
+/**
+ * A field naming another resource of the namespace whose platform id this one needs (a Branch's
+ * branch, a Project's project). Resolved before anything else; until the other resource is Ready
+ * the resource waits (WaitingForReference), woken when it changes.
+ */
+export interface Reference<Spec, Status> {
+  /** The field, as messages name it: `spec.branchRef`. */
+  field: string;
+  kind: ResourceKind;
+  /** The referenced resource's name in this namespace, when the spec uses the reference. */
+  name(spec: Spec): string | undefined;
+  /** Its platform id once it is usable. */
+  id(target: KubeObject): string | undefined;
+  /** The spec with the id filled in. */
+  fill(spec: Spec, id: string): Spec;
+  /** Needed only to create the platform object (a parent): an existing object goes on without it. */
+  createOnly?: boolean;
+  /** Where a resource being deleted finds the id when the referenced resource is gone. */
+  recorded?(status: Status): string | undefined;
+}
+
+/** The platform-facing verbs of one kind, and its plan. */
+export interface Adapter<Spec, Status, Obj, S extends Step> {
+  /** The platform object the resource stands for: by adopted id, recorded id, or its mark. */
+  find(pass: Pass<Spec, Status>): Promise<Obj | undefined>;
+  /** The object's platform id. */
+  id(observed: Obj): string;
+  /**
+   * The one change the object needs next, or undefined when it is as declared. Pure: decided
+   * from the pass's spec, status, annotations and clock and the observed object. While the
+   * resource is being deleted (`pass.deleting`), only what the deletion needs (unprotect).
+   */
+  plan(pass: Pass<Spec, Status>, observed: Obj): S | undefined;
+  create(pass: Pass<Spec, Status>): Promise<Answer<Obj, Status>>;
+  apply(pass: Pass<Spec, Status>, step: S, observed: Obj): Promise<Answer<Obj, Status>>;
+  /** Deletes it; "gone" when the platform said it was gone already (a 204, a 404). */
+  delete(pass: Pass<Spec, Status>, observed: Obj): Promise<Answer<Obj, Status> | "gone">;
+  /** The object's fields in status. */
+  status(observed: Obj, pass: Pass<Spec, Status>): Partial<Status>;
+  /** What status records once the object is as declared (a desired run state now applied). */
+  settled?(pass: Pass<Spec, Status>): Partial<Status>;
+  /** Ready when up to date: True only when the object is usable as declared. */
+  ready(observed: Obj): Verdict;
+  /** The recorded object is gone: what to report instead of creating it again (undefined: create). */
+  vanished?(pass: Pass<Spec, Status>): Problem<Status> | undefined;
+  /** A platform refusal in the resource's own words (a Problem), or the error as it is. */
+  explain?(err: unknown, pass: Pass<Spec, Status>, step: S | "create" | "delete"): unknown;
+  /** Before a create: a claim of this cluster that another resource holds (a branch's read-write endpoint). */
+  claimed?(pass: Pass<Spec, Status>): Problem | undefined;
+  /** When to look again while up to date (a branch's expiry); undefined: the resync. */
+  observeAfterMs?(pass: Pass<Spec, Status>, observed: Obj): number | undefined;
+  /** Connection details to publish while up to date. */
+  connection?(pass: Pass<Spec, Status>, observed: Obj): ConnectionDetails | undefined;
+  /** What the Orphan deletion policy still does (an ApiKey's Retain revokes the other keys). */
+  orphan?(pass: Pass<Spec, Status>): Promise<void>;
+  /** After the object is gone: forget what was held for the resource. */
+  forget?(uid: string): void;
+}
+
+/** A managed kind: its schema, its policies, its references, and its adapter. */
+export interface ManagedKind<Spec, Status extends ManagedStatus, Obj, S extends Step> {
   resource: ResourceKind & { apiVersion: string };
   finalizer: string;
   spec: z.ZodType<Spec, unknown>;
+  /** What a user calls the platform object, in messages: "endpoint", "branch", "API key". */
+  noun: string;
+  /** The reason prefix of its failures: `Endpoint` gives EndpointNotFound. */
+  reasonPrefix: string;
   /** The Secret the resource's platform credentials come from; undefined: the operator's own. */
   credentials(spec: Spec): SecretKeyRef | undefined;
-  /** Report only: never create, change or delete on the platform. */
-  observeOnly(spec: Spec): boolean;
-  /** Leave the platform object when the resource is deleted. */
-  orphanOnDelete(spec: Spec): boolean;
+  /** ObserveOnly reports and never creates, changes or deletes on the platform. */
+  managementPolicy(spec: Spec): "Manage" | "ObserveOnly";
+  /** What happens to the platform object with the resource. */
+  deletionPolicy(spec: Spec): "Delete" | "Orphan";
+  /** The platform id the spec names to adopt. */
+  adopts(spec: Spec): string | undefined;
+  /** The platform id the status recorded. */
+  recorded(status: Status): string | undefined;
+  /** The project the resource acts in, once references are resolved (messages, grants). */
+  projectOf?(spec: Spec): string | undefined;
+  references?: readonly Reference<Spec, Status>[];
+  adapter: Adapter<Spec, Status, Obj, S>;
 }

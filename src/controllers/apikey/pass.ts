@@ -2,11 +2,11 @@
 // platform client, status writes) plus the key's names, its schedule, the account's shared key
 // list, and revocations that accept a key already gone.
 import { createHash, randomInt } from "node:crypto";
-import type { ApiKeySpec, ApiKeyStatus } from "../api/apikey.ts";
-import { NotFoundError } from "../platform/index.ts";
-import { parseDuration, type KubeObject } from "../runtime/index.ts";
-import type { KeyListCache } from "./apikey-keylist.ts";
-import type { Pass } from "./managed/types.ts";
+import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
+import { NotFoundError } from "../../platform/index.ts";
+import { parseDuration, type KubeObject } from "../../runtime/index.ts";
+import type { KeyListCache } from "../apikey-keylist.ts";
+import type { Pass } from "../managed/types.ts";
 
 export interface ApiKeyObject extends KubeObject {
   spec?: unknown;

@@ -3,7 +3,6 @@
 // credentials of other resources) and `keyId`; labelled; controlled by the
 // ApiKey so it goes with it and its changes wake the controller.
 import { createHash } from "node:crypto";
-import { fieldManager } from "../api/group.ts";
 import {
   ContentType,
   controllerReference,
@@ -11,8 +10,10 @@ import {
   KubeApiError,
   type KubeClient,
   type KubeObject,
-} from "../runtime/index.ts";
-import { decodeSecretValue, secretKind, type Secret } from "./credentials.ts";
+} from "../../runtime/index.ts";
+import { decodeSecretValue, secretKind, type Secret } from "../credentials.ts";
+import { writeOwnedSecret } from "../managed/connection-secret.ts";
+import { Delay, Problem } from "../managed/errors.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
 export const managedByValue = "neon-cloud-operator";
@@ -48,40 +49,12 @@ export function storedKey(secret: Secret | undefined): StoredKey | undefined {
   };
 }
 
-/** A Secret of that name exists and is not this ApiKey's: overwriting it could lose someone's key. */
-export class SecretConflictError extends Error {
-  readonly reason = "SecretConflict";
-  /** Re-checked when the Secret changes (the controller watches Secrets), and now and then. */
-  readonly retryAfterMs = 60_000;
-  constructor(message: string) {
-    super(message);
-    this.name = "SecretConflictError";
-  }
-}
-
-function keySecret(owner: SecretOwner, name: string, key: { id: number; value: string }): Secret {
-  return {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: {
-      name,
-      namespace: owner.metadata.namespace,
-      labels: { [managedByLabel]: managedByValue, [apiKeyLabel]: owner.metadata.name ?? "" },
-      ownerReferences: [controllerReference(owner)],
-    },
-    type: "Opaque",
-    data: {
-      apiKey: Buffer.from(key.value, "utf8").toString("base64"),
-      keyId: Buffer.from(String(key.id), "utf8").toString("base64"),
-    },
-  };
-}
-
 /**
- * Stores `key` in the Secret with server-side apply under the operator's field manager: one
- * request creates it or replaces its two entries, so a reader sees the old key or the new one,
- * never a mix, and a Secret that appeared meanwhile (a stale read) is no create conflict. Refuses
- * a Secret that another owner controls (read directly, never from a cache).
+ * Stores `key` in the Secret with server-side apply (the layer's writer): one request creates it
+ * or replaces its two entries, so a reader sees the old key or the new one, never a mix, and a
+ * Secret that appeared meanwhile (a stale read) is no create conflict. Refuses a Secret that
+ * another owner controls (read directly, never from a cache): overwriting it could lose
+ * someone's key.
  */
 export async function writeKeySecret(
   client: KubeClient,
@@ -91,12 +64,14 @@ export async function writeKeySecret(
 ): Promise<void> {
   const existing = await client.get<Secret>(secretKind, owner.metadata.namespace, name);
   if (existing && !isControlledBy(existing, owner)) {
-    throw new SecretConflictError(
+    throw new Problem(
+      "SecretConflict",
       `Secret ${owner.metadata.namespace}/${name} exists and is not controlled by this ApiKey; ` +
         "delete it or choose another spec.secretName",
+      { retry: { after: Delay.conflict }, stalled: true },
     );
   }
-  await client.apply<Secret>(secretKind, keySecret(owner, name, key), fieldManager);
+  await writeOwnedSecret(client, owner, name, { apiKey: key.value, keyId: String(key.id) }, {});
 }
 
 /**

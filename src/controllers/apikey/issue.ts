@@ -11,16 +11,17 @@
 // the Secret holds a key of that name → adopt it; the platform has a key of
 // that name but the Secret does not → its value is lost: revoke it, pick a new
 // name, go again; neither → create.
-import type { ApiKey } from "../platform/index.ts";
-import { type KeyPass, pendingKeyName } from "./apikey-pass.ts";
-import { keyFingerprint, storedKey, writeKeySecret } from "./apikey-secret.ts";
-import { secretKind, type Secret } from "./credentials.ts";
+import type { ApiKey } from "../../platform/index.ts";
+import { type KeyPass, pendingKeyName } from "./pass.ts";
+import { keyFingerprint, storedKey, writeKeySecret } from "./secret.ts";
+import { secretKind, type Secret } from "../credentials.ts";
 
 /**
  * Makes a new key current and stores it. With a current key already
- * (rotation), it becomes the previous key for the grace period.
+ * (rotation), it becomes the previous key for the grace period. Returns what
+ * the event says of it.
  */
-export async function issueKey(pass: KeyPass): Promise<void> {
+export async function issueKey(pass: KeyPass): Promise<string> {
   for (;;) {
     const pending = pass.status.pendingKeyName;
     if (!pending) {
@@ -33,8 +34,7 @@ export async function issueKey(pass: KeyPass): Promise<void> {
     const inSecret = keys.find((k) => k.id === stored?.keyId && k.name === pending);
     if (inSecret && stored?.fingerprint) {
       // The last pass stopped after writing the Secret: the key is safe there.
-      await complete(pass, inSecret, stored.fingerprint);
-      return;
+      return complete(pass, inSecret, stored.fingerprint);
     }
     const lost = keys.filter((k) => k.name === pending);
     if (lost.length > 0) {
@@ -52,20 +52,20 @@ export async function issueKey(pass: KeyPass): Promise<void> {
     }
     const created = await pass.pass.client.createApiKey(pending, { signal: pass.pass.signal });
     await writeKeySecret(pass.pass.kube, pass.obj, pass.secretName, { id: created.id, value: created.key });
-    await complete(
+    return complete(
       pass,
       { id: created.id, name: pending, createdAt: created.createdAt ?? new Date().toISOString() },
       keyFingerprint(created.key),
     );
-    return;
   }
 }
 
+/** The key is current and stored: what the event says of it. */
 async function complete(
   pass: KeyPass,
   key: Pick<ApiKey, "id" | "name" | "createdAt">,
   fingerprint: string,
-): Promise<void> {
+): Promise<string> {
   const old = pass.status.keyId;
   const rotated = old !== undefined && old !== key.id;
   const previous = pass.status.previousKeyId;
@@ -87,17 +87,7 @@ async function complete(
     previousKeyRevokeAt: rotated ? pass.at(pass.gracePeriodMs) : pass.status.previousKeyRevokeAt,
     nextRotationAt: interval === undefined ? undefined : pass.at(interval),
   });
-  if (rotated) {
-    pass.pass.events.normal(
-      "KeyRotated",
-      "Rotate",
-      `key ${key.name} (id ${key.id}) is in Secret ${pass.secretName}; key id ${old} keeps working until ${pass.status.previousKeyRevokeAt}`,
-    );
-  } else {
-    pass.pass.events.normal(
-      "KeyCreated",
-      "Create",
-      `key ${key.name} (id ${key.id}) is in Secret ${pass.secretName}`,
-    );
-  }
+  return rotated
+    ? `key ${key.name} (id ${key.id}) is in Secret ${pass.secretName}; key id ${old} keeps working until ${pass.status.previousKeyRevokeAt}`
+    : `key ${key.name} (id ${key.id}) is in Secret ${pass.secretName}`;
 }

@@ -3,9 +3,9 @@
 // password, a role it lacks is re-created by the Branch with a new one. Either way the password
 // the Secret holds may no longer connect, so the Secret records the reset it was written after
 // (this marker), and a different one means "read the password again".
-import type { BranchStatus } from "../api/branch.ts";
-import type { Store } from "../runtime/index.ts";
-import type { BranchObject } from "./branch-parent.ts";
+import type { BranchStatus } from "../../api/branch.ts";
+import type { Store } from "../../runtime/index.ts";
+import type { BranchObject } from "./index.ts";
 
 /**
  * The branch's resets as its Branch resource has seen them: the platform's `last_reset_at` (whoever

@@ -2,15 +2,18 @@
 // reset from the parent first (it replaces the branch's data, roles and databases included), then
 // the branch's own fields, then missing roles, then missing databases (their owners must exist).
 // Pure functions, so the order and the refusals are tested apart from any I/O.
-import { restoredFromParentAtAnnotation } from "../api/group.ts";
-import type { BranchSpec, BranchStatus } from "../api/branch.ts";
-import type { Branch, BranchPatch, Database, Role } from "../platform/index.ts";
+import { restoredFromParentAtAnnotation } from "../../api/group.ts";
+import type { BranchSpec, BranchStatus } from "../../api/branch.ts";
+import type { Branch, BranchPatch, Database, Role } from "../../platform/index.ts";
+import type { Step } from "../managed/types.ts";
 
-export type BranchStep =
-  | { action: "restore"; restoredFromParentAt: string; parentId: string }
-  | { action: "update"; patch: BranchPatch }
-  | { action: "createRole"; name: string }
-  | { action: "createDatabase"; name: string; owner: string };
+export type BranchStep = Step &
+  (
+    | { change: "restore"; restoredFromParentAt: string; parentId: string }
+    | { change: "update"; patch: BranchPatch }
+    | { change: "createRole"; name: string }
+    | { change: "createDatabase"; name: string; owner: string }
+  );
 
 /** The roles and databases the branch has, when they were listed this pass. */
 export interface BranchContent {
@@ -36,7 +39,25 @@ export function restoreStep(
       problem: `${restoredFromParentAtAnnotation}=${value}: branch ${branch.id} has no parent (it is the project's root branch), so there is nothing to reset it from; remove the annotation`,
     };
   }
-  return { action: "restore", restoredFromParentAt: value, parentId: branch.parentId };
+  return {
+    change: "restore",
+    restoredFromParentAt: value,
+    parentId: branch.parentId,
+    action: "Restore",
+    reason: "Restoring",
+    message: `resetting branch ${branch.id} from its parent ${branch.parentId} (${restoredFromParentAtAnnotation}=${value})`,
+  };
+}
+
+/** One PATCH of the branch's own fields. */
+export function updateStep(patch: BranchPatch, branchId: string): BranchStep {
+  return {
+    change: "update",
+    patch,
+    action: "Update",
+    reason: "Updating",
+    message: `updating ${Object.keys(patch).join(", ")} of branch ${branchId}`,
+  };
 }
 
 /** Whether roles and databases must be listed this pass: the spec wants some the status does not show. */
@@ -81,7 +102,15 @@ export function contentStep(
 ): BranchStep | { problem: string } | undefined {
   const roles = new Set(content.roles.map((r) => r.name));
   const missingRole = (spec.roles ?? []).find((r) => !roles.has(r.name));
-  if (missingRole) return { action: "createRole", name: missingRole.name };
+  if (missingRole) {
+    return {
+      change: "createRole",
+      name: missingRole.name,
+      action: "CreateRole",
+      reason: "CreatingRole",
+      message: `creating role ${missingRole.name} on branch ${branchId}`,
+    };
+  }
   const databases = new Set(content.databases.map((d) => d.name));
   const all = spec.databases ?? [];
   for (const [i, db] of all.entries()) {
@@ -91,21 +120,14 @@ export function contentStep(
         problem: `spec.databases[${i}].owner: role ${db.owner} is neither in spec.roles nor on branch ${branchId}`,
       };
     }
-    return { action: "createDatabase", name: db.name, owner: db.owner };
+    return {
+      change: "createDatabase",
+      name: db.name,
+      owner: db.owner,
+      action: "CreateDatabase",
+      reason: "CreatingDatabase",
+      message: `creating database ${db.name} owned by ${db.owner} on branch ${branchId}`,
+    };
   }
   return undefined;
-}
-
-/** What a change of each step is called in conditions and events. */
-export function stepReason(step: BranchStep): string {
-  switch (step.action) {
-    case "restore":
-      return "Restoring";
-    case "update":
-      return "Updating";
-    case "createRole":
-      return "CreatingRole";
-    case "createDatabase":
-      return "CreatingDatabase";
-  }
 }

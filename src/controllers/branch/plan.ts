@@ -1,9 +1,9 @@
 // From a Branch's spec to what the platform should hold: its name, the create body's expiry, and
 // the one PATCH of the fields that differ. Pure functions, so the rules (which fields are managed,
 // when a TTL is computed, what a vanished branch means) sit in one place, apart from any I/O.
-import type { BranchSpec, BranchStatus } from "../api/branch.ts";
-import type { Branch, BranchPatch } from "../platform/index.ts";
-import { parseDuration } from "../runtime/index.ts";
+import type { BranchSpec, BranchStatus } from "../../api/branch.ts";
+import type { Branch, BranchPatch } from "../../platform/index.ts";
+import { parseDuration } from "../../runtime/index.ts";
 
 /**
  * The branch's name on the platform when the spec names none: derived from the resource's UID,

@@ -1,20 +1,25 @@
-// The connection Secret a ComputeEndpoint owns: everything a pod needs to connect as one role to
-// one database, under the names Postgres drivers and frameworks read (libpq's PG* variables,
+// A Postgres connection Secret a resource owns (a ComputeEndpoint's, a Project's): everything a
+// pod needs to connect as one role to one database, under the names Postgres drivers and frameworks read (libpq's PG* variables,
 // DATABASE_URL for node-postgres, Prisma, Django and Rails). Written with server-side apply under
-// the operator's field manager; owned by the ComputeEndpoint, so it goes with it. Its annotations
+// the operator's field manager; owned by the resource, so it goes with it. Its annotations
 // say what it was written for (never the password), so a pass can tell from the metadata-only
 // cache whether it is current without reading it or asking the platform.
 import { createHash } from "node:crypto";
-import { apiVersion, fieldManager, group } from "../api/group.ts";
-import { controllerReference, isControlledBy, type KubeClient, type KubeObject } from "../runtime/index.ts";
-import { secretKind, type Secret } from "./credentials.ts";
-import { Problem } from "./managed/failures.ts";
+import { fieldManager, group } from "../../api/group.ts";
+import {
+  controllerReference,
+  isControlledBy,
+  type KubeClient,
+  type KubeObject,
+} from "../../runtime/index.ts";
+import { secretKind, type Secret } from "../credentials.ts";
+import { Delay, Problem } from "./errors.ts";
 
 /** Whose password the Secret holds: `project/branch/role`. */
 export const passwordOfAnnotation = `${group}/password-of`;
 /** A digest of what the Secret was written for besides the password (hosts, database, role). */
 export const connectionOfAnnotation = `${group}/connection-of`;
-/** The branch's last reset the password was read after (branch-reset.ts); absent: none known. */
+/** The branch's last reset the password was read after (the Branch kind's resets); absent: none known. */
 export const branchResetAnnotation = `${group}/branch-reset`;
 
 /** Where to connect and as whom: the platform's answer, with the password. */
@@ -41,6 +46,14 @@ export interface SecretTarget {
   database: string;
   /** The branch's reset marker when the Secret is written (a new one: the password may be stale). */
   branchReset?: string | undefined;
+}
+
+/** A connection Secret a kind asks the layer to keep: its target, and what the user allows. */
+export interface PostgresConnection extends SecretTarget {
+  /** Consent to reset the role's password when the project does not store passwords. */
+  allowPasswordReset: boolean;
+  /** A reset of the branch is under way or its roles are not back: an older Secret waits for it. */
+  branchSettling?: boolean;
 }
 
 /** The keys of the Secret, in one place (docs/connection-secrets.md lists them). */
@@ -75,7 +88,7 @@ export function parseConnectionUri(uri: string): Omit<Connection, "pooledHost" |
   } catch {
     // Never quote the URI: it carries the password.
     throw new Problem("InvalidConnectionUri", "the platform's connection URI could not be read", {
-      retryAfterMs: 60_000,
+      retry: { after: Delay.notFound },
     });
   }
   return {
@@ -107,14 +120,14 @@ export function connectionOf(target: SecretTarget): string {
   return createHash("sha256").update(parts.join("\n")).digest("hex").slice(0, 16);
 }
 
-/** A Secret of that name that this ComputeEndpoint does not control is never overwritten. */
+/** A Secret of that name that this resource does not control is never overwritten. */
 export function checkOwnership(secret: KubeObject | undefined, owner: KubeObject, name: string): void {
   if (secret && !isControlledBy(secret, owner)) {
     throw new Problem(
       "SecretConflict",
-      `Secret ${owner.metadata.namespace}/${name} exists and is not controlled by this ComputeEndpoint; ` +
+      `Secret ${owner.metadata.namespace}/${name} exists and is not controlled by this ${owner.kind ?? "resource"}; ` +
         "delete it or choose another spec.connectionSecret.name",
-      { retryAfterMs: 60_000, stalled: true },
+      { retry: { after: Delay.conflict }, stalled: true },
     );
   }
 }
@@ -132,27 +145,46 @@ export function isCurrent(secret: KubeObject | undefined, target: SecretTarget):
 /** Writes the whole Secret in one apply: a reader sees the old settings or the new, never a mix. */
 export async function writeConnectionSecret(
   client: KubeClient,
-  owner: KubeObject & { metadata: { name?: string; namespace?: string; uid?: string } },
+  owner: Owner,
   target: SecretTarget,
   connection: Connection,
 ): Promise<void> {
-  const data = connectionSecretData(connection);
+  await writeOwnedSecret(client, owner, target.name, connectionSecretData(connection), {
+    [passwordOfAnnotation]: passwordOf(target),
+    [connectionOfAnnotation]: connectionOf(target),
+    ...(target.branchReset === undefined ? {} : { [branchResetAnnotation]: target.branchReset }),
+  });
+}
+
+/** A resource that owns what the layer writes for it: its kind and apiVersion are known. */
+export type Owner = KubeObject & { apiVersion: string; kind: string };
+
+/**
+ * Writes a Secret the resource controls, whole, by server-side apply under the operator's field
+ * manager: a reader sees the old data or the new, never a mix. Labelled with its owner, which the
+ * Secret watch maps it back to.
+ */
+export async function writeOwnedSecret(
+  client: KubeClient,
+  owner: Owner,
+  name: string,
+  data: Record<string, string>,
+  annotations: Record<string, string>,
+  labels: Record<string, string> = {},
+): Promise<void> {
   const secret: Secret = {
     apiVersion: "v1",
     kind: "Secret",
     metadata: {
-      name: target.name,
+      name,
       namespace: owner.metadata.namespace,
       labels: {
         "app.kubernetes.io/managed-by": "neon-cloud-operator",
-        [`${group}/computeendpoint`]: owner.metadata.name ?? "",
+        [`${group}/${owner.kind.toLowerCase()}`]: owner.metadata.name ?? "",
+        ...labels,
       },
-      annotations: {
-        [passwordOfAnnotation]: passwordOf(target),
-        [connectionOfAnnotation]: connectionOf(target),
-        ...(target.branchReset === undefined ? {} : { [branchResetAnnotation]: target.branchReset }),
-      },
-      ownerReferences: [controllerReference({ ...owner, apiVersion, kind: "ComputeEndpoint" })],
+      annotations,
+      ownerReferences: [controllerReference(owner)],
     },
     type: "Opaque",
     data: Object.fromEntries(
@@ -162,10 +194,12 @@ export async function writeConnectionSecret(
   await client.apply<Secret>(secretKind, secret, fieldManager);
 }
 
-/** The ComputeEndpoint whose connection Secret this is (its controller reference), for the watch. */
-export function connectionSecretOwner(secret: KubeObject): string[] {
-  const ref = (secret.metadata.ownerReferences ?? []).find(
-    (r) => r.controller && r.kind === "ComputeEndpoint" && r.apiVersion === apiVersion,
-  );
-  return ref ? [`${secret.metadata.namespace ?? ""}/${ref.name}`] : [];
+/** The resource of `kind` whose Secret this is (its controller reference), for the Secret watch. */
+export function secretOwner(kind: { kind: string; apiVersion: string }): (secret: KubeObject) => string[] {
+  return (secret) => {
+    const ref = (secret.metadata.ownerReferences ?? []).find(
+      (r) => r.controller && r.kind === kind.kind && r.apiVersion === kind.apiVersion,
+    );
+    return ref ? [`${secret.metadata.namespace ?? ""}/${ref.name}`] : [];
+  };
 }

@@ -1,11 +1,9 @@
 // What a Branch decides with no API server and no platform: its name, the expiry it creates with,
-// the one PATCH for a difference, the parent it waits for, and what a vanished branch means.
+// the one PATCH for a difference, and what a vanished branch means.
 import { describe, expect, it } from "vitest";
-import { BranchSpec } from "../api/branch.ts";
-import type { Branch } from "../platform/index.ts";
-import type { Store } from "../runtime/index.ts";
-import { resolveParent, type BranchObject } from "./branch-parent.ts";
-import { creationExpiry, creationName, expiryProblem, plan, usable, vanished } from "./branch-plan.ts";
+import { BranchSpec } from "../../api/branch.ts";
+import type { Branch } from "../../platform/index.ts";
+import { creationExpiry, creationName, expiryProblem, plan, usable, vanished } from "./plan.ts";
 
 const uid = "0b5e-uid";
 const now = new Date("2026-11-23T00:00:00.400Z");
@@ -111,97 +109,5 @@ describe("when a branch is usable", () => {
     ["resetting", false],
   ])("%s: %s", (state, expected) => {
     expect(usable(branch({ currentState: state }))).toBe(expected);
-  });
-});
-
-/** A read-only store of Branch resources, as the cache gives one. */
-function store(objects: BranchObject[]): Store<BranchObject> {
-  const byKey = new Map(objects.map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
-  return {
-    get: (namespace: string | undefined, name: string) => byKey.get(`${namespace}/${name}`),
-    getByKey: (key: string) => byKey.get(key),
-    list: () => [...byKey.values()],
-    byIndex: () => [],
-  };
-}
-
-function resource(name: string, status?: BranchObject["status"], deleting = false): BranchObject {
-  return {
-    apiVersion: "neoncloud.dev/v1alpha1",
-    kind: "Branch",
-    metadata: { name, namespace: "team", ...(deleting ? { deletionTimestamp: "2026-11-23T00:00:00Z" } : {}) },
-    spec: spec(),
-    ...(status ? { status } : {}),
-  };
-}
-
-const ready = (branchId: string): BranchObject["status"] => ({
-  branchId,
-  conditions: [
-    {
-      type: "Ready",
-      status: "True",
-      reason: "Available",
-      message: "",
-      lastTransitionTime: "2026-11-23T00:00:00Z",
-    },
-  ],
-});
-
-describe("the parent a Branch is created from", () => {
-  const child = resource("child");
-  const list = [branch({ id: "br-main", name: "main" }), branch({ id: "br-dev", name: "dev" })];
-  it.each([
-    ["none: the default branch", {}, [], { state: "resolved", parentId: undefined }],
-    ["by id", { parent: { branchId: "br-x" } }, [], { state: "resolved", parentId: "br-x" }],
-    ["by name", { parent: { branchName: "dev" } }, [], { state: "resolved", parentId: "br-dev" }],
-    [
-      "by a Ready resource",
-      { parent: { branchRef: { name: "base" } } },
-      [resource("base", ready("br-base"))],
-      { state: "resolved", parentId: "br-base" },
-    ],
-    [
-      "by a resource not created yet: wait",
-      { parent: { branchRef: { name: "base" } } },
-      [],
-      { state: "waiting", reason: "WaitingForParent", message: "Branch team/base does not exist yet" },
-    ],
-    [
-      "by a resource not Ready: wait, saying why",
-      { parent: { branchRef: { name: "base" } } },
-      [
-        resource("base", {
-          conditions: [
-            {
-              type: "Ready",
-              status: "False",
-              reason: "Creating",
-              message: "creating branch br-b",
-              lastTransitionTime: "2026-11-23T00:00:00Z",
-            },
-          ],
-        }),
-      ],
-      {
-        state: "waiting",
-        reason: "WaitingForParent",
-        message: "Branch team/base is not Ready (Creating: creating branch br-b)",
-      },
-    ],
-    [
-      "by a resource being deleted: wait",
-      { parent: { branchRef: { name: "base" } } },
-      [resource("base", ready("br-base"), true)],
-      { state: "waiting", reason: "WaitingForParent", message: "Branch team/base is being deleted" },
-    ],
-  ])("%s", (_, fields, cached, expected) => {
-    expect(resolveParent(child, spec(fields), store(cached), list)).toEqual(expected);
-  });
-
-  it("a parent name the project does not have is named in the error", () => {
-    expect(() => resolveParent(child, spec({ parent: { branchName: "qa" } }), store([]), list)).toThrow(
-      "no branch named qa in project proj",
-    );
   });
 });

@@ -1,9 +1,9 @@
 // Which reset of its branch a connection Secret must follow, read from the Branch resources of the
 // namespace, without an API server.
 import { describe, expect, it } from "vitest";
-import type { Store } from "../runtime/index.ts";
-import type { BranchObject } from "./branch-parent.ts";
-import { branchResets, resetMarker } from "./branch-reset.ts";
+import type { Store } from "../../runtime/index.ts";
+import type { BranchObject } from "./index.ts";
+import { branchResets, resetMarker } from "./resets.ts";
 
 function branchResource(
   name: string,

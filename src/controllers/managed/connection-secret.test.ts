@@ -1,7 +1,7 @@
 // The connection Secret's decisions, without an API server: what a pass does for which Secret and
 // status, what the Secret holds, and how a platform URI is read.
 import { describe, expect, it } from "vitest";
-import { secretStep, type SecretFacts } from "./computeendpoint-password.ts";
+import { secretStep, type SecretFacts } from "./connection.ts";
 import {
   connectionOf,
   connectionSecretData,
@@ -12,7 +12,7 @@ import {
   connectionOfAnnotation,
   branchResetAnnotation,
   type SecretTarget,
-} from "./computeendpoint-secret.ts";
+} from "./connection-secret.ts";
 
 const facts = (f: Partial<SecretFacts>): SecretFacts => ({
   current: false,

@@ -2,9 +2,9 @@
 // body, and the one PATCH of exactly the fields that differ. Pure functions, so
 // the rules (which changes restart an endpoint, what "never" means) sit in one
 // place, apart from any I/O.
-import type { ComputeEndpointSpec, ResolvedComputeEndpointSpec } from "../api/computeendpoint.ts";
-import type { Endpoint, EndpointCreateSpec, EndpointPatch } from "../platform/index.ts";
-import { parseDuration } from "../runtime/index.ts";
+import type { ComputeEndpointSpec, ResolvedComputeEndpointSpec } from "../../api/computeendpoint.ts";
+import type { Endpoint, EndpointCreateSpec, EndpointPatch } from "../../platform/index.ts";
+import { parseDuration } from "../../runtime/index.ts";
 
 /** max_connections by minimum compute size, from the platform's Limits table (0.25 to 8 CU). */
 const maxConnectionsByCu: ReadonlyMap<number, number> = new Map([

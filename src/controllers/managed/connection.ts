@@ -1,43 +1,43 @@
-// Where the connection Secret's password comes from, and when it is asked for: a pass looks at
-// the Secret's metadata (cached) and asks the platform only when the Secret is missing, was
-// written for something else, or a password reset is due or under way. A read is one request
-// (`connection_uri`: the address the platform names, with the password); a project that does not
-// store passwords gives one only by a reset, which needs the user's consent
-// (`allowPasswordReset`) or a rotation request (the `rotatePasswordAt` annotation). A reset's new
-// password is held in memory until its operations finish (the old one is valid until then); a
-// reset whose answer was lost, or whose holder crashed, is resolved on the next pass by reading
-// the password again, or, where none is stored, by resetting again.
-import type { ComputeEndpointStatus, ResolvedComputeEndpointSpec } from "../api/computeendpoint.ts";
-import { rotatePasswordAtAnnotation } from "../api/group.ts";
+// Connection details a resource publishes while its platform object is up to date: a ConfigMap of
+// hosts and ids, and a Postgres connection Secret. The kind says what to publish
+// (`Adapter.connection`); this writes it, renames and removes it, and decides where the Secret's
+// password comes from. A pass looks at the Secret's metadata (cached) and asks the platform only
+// when the Secret is missing, was written for something else, or a reset is due or under way. A
+// read is one request (`connection_uri`: the address the platform names, with the password); a
+// project that does not store passwords gives one only by a reset, which needs the user's consent
+// (`allowPasswordReset`) or a rotation request (the `rotatePasswordAt` annotation). A reset is a
+// change like any other (the layer sends it as the pass's one change, under the management
+// policy); its new password is held in memory until its operations finish (the old one is valid
+// until then). A reset whose answer was lost, or whose holder crashed, is resolved on the next
+// pass by reading the password again, or, where none is stored, by resetting again.
+import { rotatePasswordAtAnnotation } from "../../api/group.ts";
 import {
   NotFoundError,
   PasswordNotStoredError,
   type Operation,
   type PlatformClient,
-} from "../platform/index.ts";
-import { nextPoll } from "./computeendpoint-polling.ts";
-import { branchResets } from "./branch-reset.ts";
-import { branchResourceKind, type BranchObject } from "./branch.ts";
+} from "../../platform/index.ts";
+import { isControlledBy, type KubeObject } from "../../runtime/index.ts";
+import { secretKind, type Secret } from "../credentials.ts";
+import { configMapKind, publishConfigMap, type ConfigMap } from "./connection-configmap.ts";
 import {
   branchResetAnnotation,
   checkOwnership,
   connectionOf,
   isCurrent,
-  passwordOf,
   parseConnectionUri,
+  passwordOf,
   writeConnectionSecret,
   type Connection,
+  type Owner,
+  type PostgresConnection,
   type SecretTarget,
-} from "./computeendpoint-secret.ts";
-import { secretKind, type Secret } from "./credentials.ts";
-import { Problem } from "./managed/failures.ts";
-import { describeOperations, mutationOptions } from "./managed/operations.ts";
-import type { Pass, Published } from "./managed/types.ts";
-import { isControlledBy, type KubeObject } from "../runtime/index.ts";
+} from "./connection-secret.ts";
+import { Delay, Problem, notFound } from "./errors.ts";
+import { nextPoll } from "./polling.ts";
+import type { Answer, ConnectionDetails, ConnectionSecretStatus, ManagedStatus, Pass } from "./types.ts";
 
-type S = ComputeEndpointStatus;
-type CePass = Pass<ResolvedComputeEndpointSpec, S>;
-type Recorded = NonNullable<S["connectionSecret"]>;
+type AnyPass = Pass<unknown, ManagedStatus>;
 
 /** Why a reset is sent: a rotation the user asked for, or a password the project does not store. */
 export type ResetReason = "Rotation" | "NotStored";
@@ -51,7 +51,7 @@ export interface SecretFacts {
   current: boolean;
   /** The Secret exists (ours). */
   exists: boolean;
-  recorded: Recorded | undefined;
+  recorded: ConnectionSecretStatus | undefined;
   /** The rotatePasswordAt annotation's value. */
   rotateAt: string | undefined;
 }
@@ -72,50 +72,42 @@ export function secretStep(f: SecretFacts): SecretStep {
   return { step: "read" };
 }
 
+/** What publishing asks of the layer: a reset as the pass's change, or a look again soon. */
+export type Publication =
+  { reset: ResetReason; target: PostgresConnection } | { requeueAfterMs: number } | undefined;
+
 /** A reset's new password, kept until its operations finish. Only in memory. */
 interface Held {
   target: string;
   password: string;
-  operations: Operation[];
-  why: ResetReason;
+  operations: readonly Operation[];
 }
 
-export class ConnectionSecrets {
+export class Connections {
   private readonly held = new Map<string, Held>();
   /** What this replica last wrote per resource (`writtenKey`). */
   private readonly written = new Map<string, string>();
 
-  /** Keeps the Secret current; returns when to look again while a reset's operations run. */
-  async publish(pass: CePass): Promise<Published | undefined> {
-    const want = pass.spec.connectionSecret;
-    const status = pass.status;
-    await this.dropPrevious(pass);
-    if (!want || !status.endpointId || !status.host) return undefined;
-    const branchId = status.branchId ?? pass.spec.branchId;
-    const namespace = pass.obj.metadata.namespace;
-    const resets = branchResets(
-      pass.cache<BranchObject>(branchResourceKind),
-      namespace,
-      branchId,
-      pass.spec.branchRef?.name,
-    );
-    const target: SecretTarget = {
-      name: want.name,
-      projectId: pass.spec.projectId,
-      branchId,
-      endpointId: status.endpointId,
-      host: status.host,
-      pooledHost: status.pooledHost ?? status.host,
-      role: want.role,
-      database: want.database,
-      branchReset: resets.marker,
-    };
-    const uid = pass.obj.metadata.uid ?? "";
-    const secret = pass.cache<Secret>(secretKind).get(namespace, want.name);
-    checkOwnership(secret, pass.obj, want.name);
+  async publish(pass: AnyPass, details: ConnectionDetails, observeOnly: boolean): Promise<Publication> {
+    const owner = pass.obj as Owner;
+    if (details.configMap) {
+      const { name, data } = details.configMap;
+      const existing = pass.cache<ConfigMap>(configMapKind).get(owner.metadata.namespace, name);
+      await publishConfigMap(pass.kube, owner, name, data, existing);
+    }
+    await this.dropPrevious(pass, details.secret?.name);
+    const target = details.secret;
+    if (!target) return undefined;
+    const uid = owner.metadata.uid ?? "";
+    const secret = pass.cache<Secret>(secretKind).get(owner.metadata.namespace, target.name);
+    checkOwnership(secret, owner, target.name);
     // The branch was reset and its Branch is bringing its roles back: the password is read once
     // the Branch is Ready again (which wakes this resource), not while the role may be missing.
-    if (resets.settling && secret && secret.metadata.annotations?.[branchResetAnnotation] !== resets.marker) {
+    if (
+      target.branchSettling &&
+      secret &&
+      secret.metadata.annotations?.[branchResetAnnotation] !== target.branchReset
+    ) {
       return undefined;
     }
 
@@ -123,42 +115,84 @@ export class ConnectionSecrets {
     if (held && held.target === targetKey(target)) return this.finishReset(pass, target, held);
     this.held.delete(uid);
 
-    const recorded = status.connectionSecret;
-    const rotateAt = pass.obj.metadata.annotations?.[rotatePasswordAtAnnotation];
+    const recorded = pass.status.connectionSecret;
+    const rotateAt = owner.metadata.annotations?.[rotatePasswordAtAnnotation];
     // Right after this replica's own write the cache may not show it yet: then the Secret itself
     // (one Kubernetes read, no platform request) tells whether it still is as written.
     let shown: KubeObject | undefined = secret;
     if (this.written.get(uid) === writtenKey(target) && !isCurrent(secret, target)) {
-      shown = await pass.kube.get<Secret>(secretKind, pass.obj.metadata.namespace, want.name);
+      shown = await pass.kube.get<Secret>(secretKind, owner.metadata.namespace, target.name);
     }
     const step = secretStep({
-      current: isCurrent(shown, target) && recorded?.name === want.name,
+      current: isCurrent(shown, target) && recorded?.name === target.name,
       exists: shown !== undefined,
       recorded,
       rotateAt,
     });
     if (step.step === "none") return undefined;
-    if (step.step === "reset") return this.reset(pass, target, step.why);
+    if (step.step === "reset") return { reset: step.why, target };
     let connection: Connection;
     try {
       connection = await this.read(pass.client, target, pass.signal);
     } catch (err) {
       if (!(err instanceof PasswordNotStoredError)) throw err;
-      const why = step.orReset ?? (want.allowPasswordReset ? "NotStored" : undefined);
-      if (why === undefined || pass.spec.managementPolicy === "ObserveOnly") {
+      const why = step.orReset ?? (target.allowPasswordReset ? "NotStored" : undefined);
+      if (why === undefined || observeOnly) {
         throw new Problem(
           "PasswordNotStored",
           `project ${target.projectId} does not store role passwords, so the password of role ${target.role} ` +
-            (pass.spec.managementPolicy === "ObserveOnly"
+            (observeOnly
               ? "can only be reset, which an observe-only resource never does"
               : "can only be reset, which drops its live connections: set spec.connectionSecret.allowPasswordReset to true to allow it"),
-          { retryAfterMs: 600_000, stalled: true },
+          { retry: { after: Delay.userAction }, stalled: true },
         );
       }
-      return this.reset(pass, target, why);
+      return { reset: why, target };
     }
     await this.write(pass, target, connection, rotateAt);
     return undefined;
+  }
+
+  /** The reset publish asked for, as the pass's one change. */
+  async reset(
+    pass: AnyPass,
+    target: PostgresConnection,
+    why: ResetReason,
+  ): Promise<Answer<never, ManagedStatus>> {
+    const recorded = pass.status.connectionSecret ?? {};
+    // Intent first: a crash or a lost answer after this leaves a mark the next pass resolves.
+    if (recorded.passwordReset !== why) {
+      await pass.save({ connectionSecret: { ...recorded, passwordReset: why } });
+    }
+    const result = await pass.client.resetPassword(
+      target.projectId,
+      target.branchId,
+      target.role,
+      pass.mutation(),
+    );
+    const rotateAt = pass.obj.metadata.annotations?.[rotatePasswordAtAnnotation];
+    this.held.set(pass.obj.metadata.uid ?? "", {
+      target: targetKey(target),
+      password: result.password,
+      operations: result.operations,
+    });
+    if (why === "Rotation") {
+      await pass.save({ connectionSecret: { ...pass.status.connectionSecret, passwordRotatedAt: rotateAt } });
+    }
+    const because =
+      why === "Rotation"
+        ? `${rotatePasswordAtAnnotation}=${rotateAt ?? ""}`
+        : "the project does not store passwords; spec.connectionSecret.allowPasswordReset is true";
+    return {
+      operations: result.operations,
+      message: `reset the password of role ${target.role} (${because}); Secret ${target.name} gets it when the reset finishes`,
+    };
+  }
+
+  /** Forgets what is held for a resource that is gone. */
+  forget(uid: string): void {
+    this.held.delete(uid);
+    this.written.delete(uid);
   }
 
   /**
@@ -166,21 +200,14 @@ export class ConnectionSecrets {
    * deleted, so no stale copy of the password stays behind; one this resource does not control
    * is left alone.
    */
-  private async dropPrevious(pass: CePass): Promise<void> {
+  private async dropPrevious(pass: AnyPass, wanted: string | undefined): Promise<void> {
     const previous = pass.status.connectionSecret?.name;
-    const want = pass.spec.connectionSecret;
-    if (previous === undefined || previous === want?.name) return;
+    if (previous === undefined || previous === wanted) return;
     const namespace = pass.obj.metadata.namespace;
     const old = pass.cache<Secret>(secretKind).get(namespace, previous);
     if (old && isControlledBy(old, pass.obj)) await pass.kube.delete(secretKind, namespace, previous);
-    if (!want) await pass.save({ connectionSecret: undefined });
+    if (wanted === undefined) await pass.save({ connectionSecret: undefined });
     this.written.delete(pass.obj.metadata.uid ?? "");
-  }
-
-  /** Forgets what is held for a resource that is gone. */
-  forget(uid: string): void {
-    this.held.delete(uid);
-    this.written.delete(uid);
   }
 
   /**
@@ -197,10 +224,9 @@ export class ConnectionSecrets {
     };
     const uri = await client.connectionUri(target.projectId, query, { signal }).catch((err: unknown) => {
       if (!(err instanceof NotFoundError)) throw err;
-      throw new Problem(
+      throw notFound(
         "ConnectionTargetNotFound",
         `role "${target.role}" or database "${target.database}" not found on branch ${target.branchId}: ${err.message}`,
-        { retryAfterMs: 60_000, stalled: true },
       );
     });
     const direct = parseConnectionUri(uri);
@@ -218,64 +244,18 @@ export class ConnectionSecrets {
     return { ...direct, pooledHost: pooled.host, pooledPort: pooled.port };
   }
 
-  private async reset(pass: CePass, target: SecretTarget, why: ResetReason): Promise<Published | undefined> {
-    if (pass.spec.managementPolicy === "ObserveOnly") {
-      throw new Problem(
-        "ObserveOnly",
-        `a password reset of role ${target.role} was asked for (${why}), and an observe-only resource changes nothing on the platform`,
-        { retryAfterMs: 600_000, stalled: true },
-      );
-    }
-    const recorded = pass.status.connectionSecret ?? {};
-    // Intent first: a crash or a lost answer after this leaves a mark the next pass resolves.
-    if (recorded.passwordReset !== why) {
-      await pass.save({ connectionSecret: { ...recorded, passwordReset: why } });
-    }
-    const result = await pass.client.resetPassword(
-      target.projectId,
-      target.branchId,
-      target.role,
-      mutationOptions(pass),
-    );
-    const rotateAt = pass.obj.metadata.annotations?.[rotatePasswordAtAnnotation];
-    pass.events.normal(
-      "PasswordReset",
-      "ResetPassword",
-      `reset the password of role ${target.role} (${
-        why === "Rotation"
-          ? `${rotatePasswordAtAnnotation}=${rotateAt ?? ""}`
-          : "the project does not store passwords; spec.connectionSecret.allowPasswordReset is true"
-      }); the Secret gets it when ${describeOperations(result.operations) || "the reset"} finishes`,
-    );
-    const held: Held = {
-      target: targetKey(target),
-      password: result.password,
-      operations: result.operations,
-      why,
-    };
-    this.held.set(pass.obj.metadata.uid ?? "", held);
-    if (why === "Rotation") {
-      await pass.save({
-        connectionSecret: { ...pass.status.connectionSecret, passwordRotatedAt: rotateAt },
-      });
-    }
-    return this.finishReset(pass, target, held);
-  }
-
   /** Once the reset's operations finish, the held password goes into the Secret. */
-  private async finishReset(pass: CePass, target: SecretTarget, held: Held): Promise<Published | undefined> {
+  private async finishReset(pass: AnyPass, target: SecretTarget, held: Held): Promise<Publication> {
+    const uid = pass.obj.metadata.uid ?? "";
     if (held.operations.length > 0) {
       const outcome = await pass.client.waitForOperations(target.projectId, held.operations);
       if (outcome.state === "running") return { requeueAfterMs: nextPoll(outcome.retryAfterMs) };
       if (outcome.state === "failed") {
-        this.held.delete(pass.obj.metadata.uid ?? "");
-        throw new Problem(
-          "PasswordResetFailed",
-          `the password reset's operation ${describeOperations(outcome.failed)} failed; trying again`,
-        );
+        this.held.delete(uid);
+        throw new Problem("PasswordResetFailed", "the password reset's operations failed; trying again");
       }
     }
-    this.held.delete(pass.obj.metadata.uid ?? "");
+    this.held.delete(uid);
     // The address as the platform names it needs no password: only a project that stores none
     // answers without one (then the endpoint's own hosts, on the standard port).
     let connection: Connection;
@@ -299,17 +279,17 @@ export class ConnectionSecrets {
   }
 
   private async write(
-    pass: CePass,
+    pass: AnyPass,
     target: SecretTarget,
     connection: Connection,
     rotateAt: string | undefined,
   ): Promise<void> {
-    await writeConnectionSecret(pass.kube, pass.obj, target, connection);
+    await writeConnectionSecret(pass.kube, pass.obj as Owner, target, connection);
     this.written.set(pass.obj.metadata.uid ?? "", writtenKey(target));
     const recorded = pass.status.connectionSecret;
     // The first Secret takes the annotation as acted upon (as restartedAt on creation): a
     // manifest that carries it from the start does not reset a fresh password.
-    const next: Recorded = {
+    const next: ConnectionSecretStatus = {
       name: target.name,
       role: target.role,
       database: target.database,

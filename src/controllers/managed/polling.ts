@@ -1,9 +1,9 @@
-// When a ComputeEndpoint looks at the platform again. Polls fall on shared ticks of the poll
+// When a resource looks at the platform again. Polls fall on shared ticks of the poll
 // interval, so every resource of a project waiting on operations looks at the same moment and the
 // project's operations tracker and endpoint snapshot serve them all with one request each.
-import { observeIntervalAnnotation } from "../api/group.ts";
-import type { Operation, PlatformClient } from "../platform/index.ts";
-import { parseDuration, type KubeObject } from "../runtime/index.ts";
+import { observeIntervalAnnotation } from "../../api/group.ts";
+import type { Operation, PlatformClient } from "../../platform/index.ts";
+import { parseDuration, type KubeObject } from "../../runtime/index.ts";
 
 /** The next shared tick of `intervalMs`, at least half an interval away. */
 export function nextPoll(intervalMs: number, now = Date.now()): number {

@@ -1,9 +1,16 @@
 // Which change a ComputeEndpoint sends for which difference between its spec and the platform's
 // endpoint: the adapter's decisions, table by table, with no API server and no platform.
 import { describe, expect, it } from "vitest";
-import { ComputeEndpointSpec } from "../api/computeendpoint.ts";
-import type { Endpoint } from "../platform/index.ts";
-import { plan } from "./computeendpoint-plan.ts";
+import { ComputeEndpointSpec } from "../../api/computeendpoint.ts";
+import type { Endpoint } from "../../platform/index.ts";
+import { plan, type Plan } from "./plan.ts";
+
+/** What was decided, without the words the event and condition show. */
+function decision(p: Plan | undefined): object | undefined {
+  if (!p) return undefined;
+  const { action: _action, reason: _reason, message: _message, event: _event, ...rest } = p;
+  return rest;
+}
 
 /** An endpoint as the platform reports one created with defaults and now active. */
 function endpoint(fields: Partial<Endpoint> = {}): Endpoint {
@@ -62,7 +69,7 @@ describe("ComputeEndpoint: the next change", () => {
       endpoint({ poolerEnabled: undefined, poolerMode: undefined }),
     ],
   ])("sends nothing for %s", (_, s, e) => {
-    expect(plan(s, e, {}, undefined)).toBeUndefined();
+    expect(decision(plan(s, e, {}, undefined))).toBeUndefined();
   });
 
   it.each([
@@ -71,7 +78,7 @@ describe("ComputeEndpoint: the next change", () => {
       spec({ computeUnits: { min: 2 } }),
       endpoint(),
       {
-        action: "update",
+        change: "update",
         patch: { autoscalingLimitMinCu: 2, autoscalingLimitMaxCu: 2 },
         restarts: true,
         moves: false,
@@ -82,7 +89,7 @@ describe("ComputeEndpoint: the next change", () => {
       spec({ computeUnits: { min: 0.25, max: 2 } }),
       endpoint(),
       {
-        action: "update",
+        change: "update",
         patch: { autoscalingLimitMinCu: 0.25, autoscalingLimitMaxCu: 2 },
         restarts: true,
         moves: false,
@@ -92,67 +99,73 @@ describe("ComputeEndpoint: the next change", () => {
       "autosuspend never (no restart)",
       spec({ autosuspend: "never" }),
       endpoint(),
-      { action: "update", patch: { suspendTimeoutSeconds: -1 }, restarts: false, moves: false },
+      { change: "update", patch: { suspendTimeoutSeconds: -1 }, restarts: false, moves: false },
     ],
     [
       "another branch (a move)",
       spec({ branchId: "br-dev" }),
       endpoint(),
-      { action: "update", patch: { branchId: "br-dev" }, restarts: false, moves: true },
+      { change: "update", patch: { branchId: "br-dev" }, restarts: false, moves: true },
     ],
     [
       "the pooler switched on",
       spec({ pooler: { enabled: true } }),
       endpoint(),
-      { action: "update", patch: { poolerEnabled: true }, restarts: false, moves: false },
+      { change: "update", patch: { poolerEnabled: true }, restarts: false, moves: false },
     ],
     [
       "pg settings that differ",
       spec({ pgSettings: { work_mem: "64MB" } }),
       endpoint(),
-      { action: "update", patch: { pgSettings: { work_mem: "64MB" } }, restarts: false, moves: false },
+      { change: "update", patch: { pgSettings: { work_mem: "64MB" } }, restarts: false, moves: false },
     ],
   ])("sends one PATCH of exactly the fields that differ for %s", (_, s, e, expected) => {
-    expect(plan(s, e, {}, undefined)).toEqual(expected);
+    expect(decision(plan(s, e, {}, undefined))).toEqual(expected);
   });
 
   it("starts an endpoint whose start never finished before anything else", () => {
     expect(
-      plan(spec({ computeUnits: { min: 2 } }), endpoint({ currentState: "init" }), {}, undefined),
+      decision(plan(spec({ computeUnits: { min: 2 } }), endpoint({ currentState: "init" }), {}, undefined)),
     ).toEqual({
-      action: "start",
+      change: "start",
       why: "never-started",
     });
   });
 
   it("restarts once per new value of the restartedAt annotation", () => {
-    expect(plan(spec(), endpoint(), {}, "2026-11-22T10:00:00Z")).toEqual({
-      action: "restart",
+    expect(decision(plan(spec(), endpoint(), {}, "2026-11-22T10:00:00Z"))).toEqual({
+      change: "restart",
       restartedAt: "2026-11-22T10:00:00Z",
     });
     expect(
-      plan(spec(), endpoint(), { restartedAt: "2026-11-22T10:00:00Z" }, "2026-11-22T10:00:00Z"),
+      decision(plan(spec(), endpoint(), { restartedAt: "2026-11-22T10:00:00Z" }, "2026-11-22T10:00:00Z")),
     ).toBeUndefined();
   });
 
   it("a size change goes before a pending restart (one change per pass)", () => {
-    expect(plan(spec({ computeUnits: { min: 2 } }), endpoint(), {}, "now")?.action).toBe("update");
+    expect(plan(spec({ computeUnits: { min: 2 } }), endpoint(), {}, "now")?.change).toBe("update");
   });
 
   it("suspends an active endpoint declared suspended", () => {
-    expect(plan(spec({ suspended: true }), endpoint(), {}, undefined)).toEqual({ action: "suspend" });
+    expect(decision(plan(spec({ suspended: true }), endpoint(), {}, undefined))).toEqual({
+      change: "suspend",
+    });
   });
 
   it("starts an idle endpoint only when suspended changes from true to false", () => {
     expect(
-      plan(spec({ suspended: false }), endpoint({ currentState: "idle" }), { suspended: true }, undefined),
+      decision(
+        plan(spec({ suspended: false }), endpoint({ currentState: "idle" }), { suspended: true }, undefined),
+      ),
     ).toEqual({
-      action: "start",
+      change: "start",
       why: "resume",
     });
     // Suspended by autosuspend, never by the spec: it wakes on the next connection by itself.
     expect(
-      plan(spec({ suspended: false }), endpoint({ currentState: "idle" }), { suspended: false }, undefined),
+      decision(
+        plan(spec({ suspended: false }), endpoint({ currentState: "idle" }), { suspended: false }, undefined),
+      ),
     ).toBeUndefined();
   });
 });

@@ -1,11 +1,11 @@
 // What an ApiKey pass finds due on an existing key, from its status, its Secret and the account's
 // key list: the adapter's decisions, with no API server and no platform.
 import { describe, expect, it } from "vitest";
-import type { ApiKeyStatus } from "../api/apikey.ts";
-import { dueSteps, rotationTime } from "./apikey.ts";
-import { keyToken, pendingKeyName } from "./apikey-pass.ts";
-import { keyFingerprint } from "./apikey-secret.ts";
-import type { Secret } from "./credentials.ts";
+import type { ApiKeyStatus } from "../../api/apikey.ts";
+import { dueSteps, rotationTime } from "./plan.ts";
+import { keyToken, pendingKeyName } from "./pass.ts";
+import { keyFingerprint } from "./secret.ts";
+import type { Secret } from "../credentials.ts";
 
 const value = "k".repeat(64);
 const now = Date.parse("2026-11-22T12:00:00Z");

@@ -1,0 +1,73 @@
+// ApiKey: a platform API key in a Secret of the namespace, rotated and revoked with the resource.
+// The kind is its schema (src/api/apikey.ts), its policies below, and its adapter (adapter.ts)
+// with its plan (plan.ts); everything else is the managed layer's.
+import { ApiKeySpec, type ApiKeyStatus } from "../../api/apikey.ts";
+import { apiKeyKind } from "../../api/index.ts";
+import type { Controller } from "../../runtime/index.ts";
+import { KeyListCache } from "../apikey-keylist.ts";
+import type { Secret } from "../credentials.ts";
+import { managedController } from "../managed/controller.ts";
+import type { ManagedKind } from "../managed/types.ts";
+import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
+import { ApiKeys, type KeyState } from "./adapter.ts";
+import type { ApiKeyObject } from "./pass.ts";
+import type { KeyStep } from "./plan.ts";
+import { apiKeyLabel } from "./secret.ts";
+
+export type { ApiKeyObject } from "./pass.ts";
+
+export const apiKeyResourceKind = resourceKind(apiKeyKind);
+
+export const apiKeyFinalizer = "neoncloud.dev/apikey";
+
+/** Tuning beyond KindControllerOptions, for tests. */
+export interface ApiKeyTuning {
+  /** How old the shared key list (usage figures) may get (default 5 min). */
+  usageRefreshMs?: number;
+  /** How long to wait after the platform refused the credentials (default 5 min: no hot loop). */
+  unauthorizedRetryMs?: number;
+}
+
+function apiKeyManagedKind(tuning: ApiKeyTuning): ManagedKind<ApiKeySpec, ApiKeyStatus, KeyState, KeyStep> {
+  const usageRefreshMs = tuning.usageRefreshMs ?? 300_000;
+  return {
+    resource: { ...apiKeyResourceKind, apiVersion: apiKeyKind.apiVersion },
+    finalizer: apiKeyFinalizer,
+    spec: ApiKeySpec,
+    noun: "API key",
+    reasonPrefix: "Key",
+    credentials: (spec) => spec.credentials,
+    managementPolicy: () => "Manage",
+    // Retain keeps the current key and its Secret (the adapter still revokes the others).
+    deletionPolicy: (spec) => (spec.deletionPolicy === "Retain" ? "Orphan" : "Delete"),
+    adopts: () => undefined,
+    recorded: (status) => (status.keyId === undefined ? undefined : String(status.keyId)),
+    adapter: new ApiKeys(new KeyListCache({ maxAgeMs: usageRefreshMs }), usageRefreshMs),
+  };
+}
+
+/** The ApiKeys a Secret concerns besides owning it: the one a restored, ownerless Secret is labelled for. */
+function keyHolders(secret: Secret): string[] {
+  const labelled = secret.metadata.labels?.[apiKeyLabel];
+  return labelled ? [`${secret.metadata.namespace ?? ""}/${labelled}`] : [];
+}
+
+/**
+ * The ApiKey controller. `create` lets a Manager own it; by default it is a standalone
+ * Controller (tests).
+ */
+export function apiKeyController(
+  options: KindControllerOptions,
+  create?: ControllerFactory<ApiKeyObject>,
+  tuning: ApiKeyTuning = {},
+): Controller<ApiKeyObject> {
+  const { controller } = managedController({
+    kind: apiKeyManagedKind(tuning),
+    options: { ...options, unauthorizedRetryMs: tuning.unauthorizedRetryMs ?? options.unauthorizedRetryMs },
+    create,
+    // One Secret watch serves both: the Secrets we write (deleted or altered → replace the key at
+    // once) and the Secrets ApiKeys take credentials from (appearing → CredentialsNotFound clears).
+    secretConcerns: keyHolders,
+  });
+  return controller;
+}

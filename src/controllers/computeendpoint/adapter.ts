@@ -1,0 +1,251 @@
+// The ComputeEndpoint adapter: the platform verbs of a compute endpoint and its plan (plan.ts).
+// It finds the endpoint through the project's shared snapshot, creates it with the name that
+// finds it again after a lost answer, sends the one change plan names, and deletes it; what the
+// endpoint publishes is its ConfigMap of hosts and ids and its connection Secret. Waiting for
+// operations, not-found, the policies, status and conditions are the managed layer's.
+import type { ComputeEndpointSpec, ComputeEndpointStatus } from "../../api/computeendpoint.ts";
+import { restartedAtAnnotation } from "../../api/group.ts";
+import { ConflictError, NotFoundError, type Endpoint, type EndpointMutation } from "../../platform/index.ts";
+import { objectKey, type KubeObject } from "../../runtime/index.ts";
+import { branchResets } from "../branch/resets.ts";
+import { branchResourceKind, type BranchObject } from "../branch/index.ts";
+import { Delay, Problem, notFound } from "../managed/errors.ts";
+import { observeInterval, observeMaxAge } from "../managed/polling.ts";
+import type { Adapter, Answer, ConnectionDetails, Pass, Verdict } from "../managed/types.ts";
+import { createSpec, creationName, maxConnectionsFor, pooledHost } from "./desired.ts";
+import { plan, type Plan } from "./plan.ts";
+
+type S = ComputeEndpointStatus;
+type CePass = Pass<ComputeEndpointSpec, S>;
+
+export interface ComputeEndpointObject extends KubeObject {
+  spec: ComputeEndpointSpec;
+  status?: ComputeEndpointStatus;
+}
+
+/** Index of the ComputeEndpoint cache: `project/branch` of each read-write resource (branch claims). */
+export const readWriteBranch = "readWriteBranch";
+
+export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoint, Plan> {
+  private readonly resyncMs: number;
+  private readonly resource: { group: string; version: string; plural: string; kind: string };
+
+  constructor(resyncMs: number, resource: { group: string; version: string; plural: string; kind: string }) {
+    this.resyncMs = resyncMs;
+    this.resource = resource;
+  }
+
+  /** The endpoint this resource stands for: adopted id, recorded id, or the name given on creation. */
+  async find(pass: CePass): Promise<Endpoint | undefined> {
+    const { spec, obj, client } = pass;
+    const id = spec.endpointId ?? pass.status.endpointId;
+    const name = creationName(obj.metadata.uid ?? "");
+    const match = (list: readonly Endpoint[]) =>
+      (id ? list.find((e) => e.id === id) : undefined) ?? list.find((e) => e.name === name);
+    const found = match(
+      await client.snapshot(spec.projectId, { maxAgeMs: observeMaxAge(obj, this.resyncMs) }),
+    );
+    // The snapshot may be as old as the resync period: an endpoint the user named (to adopt or
+    // observe) and made outside the operator may be newer. A miss is believed only after a fresh list.
+    if (found || !spec.endpointId) return found;
+    return match(await client.snapshot(spec.projectId, { maxAgeMs: 0 }));
+  }
+
+  id(endpoint: Endpoint): string {
+    return endpoint.id;
+  }
+
+  plan(pass: CePass, endpoint: Endpoint): Plan | undefined {
+    if (pass.deleting) return undefined;
+    return plan(pass.spec, endpoint, pass.status, pass.obj.metadata.annotations?.[restartedAtAnnotation]);
+  }
+
+  async create(pass: CePass): Promise<Answer<Endpoint, S>> {
+    const { spec, obj } = pass;
+    const branchId = spec.branchId ?? "";
+    const name = creationName(obj.metadata.uid ?? "");
+    // With the resource as its ticket: in a busy project the create is handed back with the time
+    // of its turn, instead of holding a worker asleep until then.
+    const result = await pass.client.createEndpoint(
+      spec.projectId,
+      createSpec({ ...spec, branchId }, name),
+      pass.mutation(),
+    );
+    return {
+      ...answered(result),
+      status: {
+        creationName: name,
+        suspended: spec.suspended,
+        restartedAt: obj.metadata.annotations?.[restartedAtAnnotation],
+      },
+      message: `created endpoint ${result.endpoint.id} on branch ${branchId}`,
+    };
+  }
+
+  async apply(pass: CePass, step: Plan, endpoint: Endpoint): Promise<Answer<Endpoint, S>> {
+    const { client, spec } = pass;
+    const options = pass.mutation();
+    switch (step.change) {
+      case "start": {
+        const result = await client.startEndpoint(spec.projectId, endpoint.id, options);
+        return { ...answered(result), status: step.why === "resume" ? { suspended: false } : {} };
+      }
+      case "update":
+        return answered(await client.updateEndpoint(spec.projectId, endpoint.id, step.patch, options));
+      case "restart": {
+        const result = await client.restartEndpoint(spec.projectId, endpoint.id, options);
+        return { ...answered(result), status: { restartedAt: step.restartedAt } };
+      }
+      case "suspend": {
+        const result = await client.suspendEndpoint(spec.projectId, endpoint.id, options);
+        return { ...answered(result), status: { suspended: true } };
+      }
+    }
+  }
+
+  async delete(pass: CePass, endpoint: Endpoint): Promise<Answer<Endpoint, S> | "gone"> {
+    try {
+      const result = await pass.client.deleteEndpoint(pass.spec.projectId, endpoint.id, pass.mutation());
+      return result ? { ...answered(result), message: `deleted endpoint ${endpoint.id}` } : "gone";
+    } catch (err) {
+      if (err instanceof NotFoundError) return "gone";
+      throw err;
+    }
+  }
+
+  status(endpoint: Endpoint): Partial<S> {
+    return {
+      endpointId: endpoint.id,
+      host: endpoint.host,
+      pooledHost: pooledHost(endpoint),
+      proxyHost: endpoint.proxyHost,
+      regionId: endpoint.regionId,
+      branchId: endpoint.branchId,
+      currentState: endpoint.currentState,
+      // Present only on create and update answers: absent means nothing is pending.
+      pendingState: endpoint.pendingState,
+      lastActive: endpoint.lastActive,
+      computeUnits: { min: endpoint.autoscalingLimitMinCu, max: endpoint.autoscalingLimitMaxCu },
+      maxConnections: maxConnectionsFor(endpoint.autoscalingLimitMinCu),
+    };
+  }
+
+  /** As declared: the run state the spec asks for is the one applied. */
+  settled(pass: CePass): Partial<S> {
+    return pass.spec.managementPolicy === "ObserveOnly" ? {} : { suspended: pass.spec.suspended };
+  }
+
+  ready(endpoint: Endpoint): Verdict {
+    // Serving, or suspended and ready to wake on the next connection.
+    return endpoint.currentState === "active" || endpoint.currentState === "idle"
+      ? ["True", "Available", `endpoint ${endpoint.id} is ${endpoint.currentState}`]
+      : ["False", "EndpointState", `endpoint ${endpoint.id} is ${endpoint.currentState}`];
+  }
+
+  /** Names what the platform refused in the resource's own terms. */
+  explain(err: unknown, pass: CePass, step: Plan | "create" | "delete"): unknown {
+    if (step === "delete") return err;
+    const branchId = pass.spec.branchId ?? "";
+    if (err instanceof ConflictError) {
+      const moving = step !== "create" && step.change === "update" && step.moves;
+      return moving || pass.spec.type === "read_only"
+        ? new Problem(
+            moving ? "MoveRefused" : "CreateRefused",
+            `the platform refused the ${step === "create" ? "create" : "move"} on branch ${branchId}: ${err.message}`,
+            { retry: { after: Delay.conflict } },
+          )
+        : new Problem(
+            "BranchHasReadWriteEndpoint",
+            `branch ${branchId} already has a read-write endpoint: ${err.message}`,
+            { retry: { after: Delay.conflict } },
+          );
+    }
+    if (err instanceof NotFoundError)
+      return notFound("BranchNotFound", `branch ${branchId} not found: ${err.message}`);
+    return err;
+  }
+
+  /** Two resources of this cluster must not both create the read-write endpoint of one branch. */
+  claimed(pass: CePass): Problem | undefined {
+    const { spec, obj } = pass;
+    if (spec.type !== "read_write") return undefined;
+    const mine = claimOrder(obj);
+    const cache = pass.cache<ComputeEndpointObject>(this.resource);
+    const rival = cache
+      .byIndex(readWriteBranch, `${spec.projectId}/${spec.branchId ?? ""}`)
+      .map((key) => cache.getByKey(key))
+      .find(
+        (other) =>
+          other !== undefined &&
+          other.metadata.uid !== obj.metadata.uid &&
+          !other.metadata.deletionTimestamp &&
+          claimOrder(other) < mine,
+      );
+    if (!rival) return undefined;
+    return new Problem(
+      "BranchHasReadWriteEndpoint",
+      `ComputeEndpoint ${objectKey(rival)} already claims the read-write endpoint of branch ${spec.branchId ?? ""}`,
+      { retry: { after: Delay.conflict / 2 } },
+    );
+  }
+
+  observeAfterMs(pass: CePass): number | undefined {
+    return observeInterval(pass.obj);
+  }
+
+  connection(pass: CePass, endpoint: Endpoint): ConnectionDetails {
+    const { spec, obj } = pass;
+    const configMapName = spec.connectionConfigMapName;
+    const want = spec.connectionSecret;
+    const resets = want
+      ? branchResets(
+          pass.cache<BranchObject>(branchResourceKind),
+          obj.metadata.namespace,
+          endpoint.branchId,
+          spec.branchRef?.name,
+        )
+      : undefined;
+    return {
+      configMap: configMapName
+        ? {
+            name: configMapName,
+            data: {
+              host: endpoint.host,
+              pooledHost: pooledHost(endpoint),
+              port: "5432",
+              endpointId: endpoint.id,
+              projectId: spec.projectId,
+              branchId: endpoint.branchId,
+              regionId: endpoint.regionId,
+              sslmode: "require",
+            },
+          }
+        : undefined,
+      secret: want
+        ? {
+            name: want.name,
+            projectId: spec.projectId,
+            branchId: endpoint.branchId,
+            endpointId: endpoint.id,
+            host: endpoint.host,
+            pooledHost: pooledHost(endpoint),
+            role: want.role,
+            database: want.database,
+            allowPasswordReset: want.allowPasswordReset,
+            branchReset: resets?.marker,
+            branchSettling: resets?.settling ?? false,
+          }
+        : undefined,
+    };
+  }
+}
+
+/** The endpoint and operations a mutation answered. */
+function answered(result: EndpointMutation): Answer<Endpoint, S> {
+  return { object: result.endpoint, operations: result.operations };
+}
+
+/** Older resources win a branch; the UID breaks ties so every replica agrees. */
+function claimOrder(obj: KubeObject): string {
+  return `${obj.metadata.creationTimestamp ?? ""}/${obj.metadata.uid ?? ""}`;
+}

@@ -1,0 +1,100 @@
+// ComputeEndpoint: a compute endpoint of a branch, kept as its resource declares. The kind is its
+// schema (src/api/computeendpoint.ts), its policies and references below, and its adapter
+// (adapter.ts) with its plan (plan.ts); everything else is the managed layer's.
+import {
+  ComputeEndpointSpec,
+  computeEndpointKind,
+  type ComputeEndpointStatus,
+} from "../../api/computeendpoint.ts";
+import type { Endpoint } from "../../platform/index.ts";
+import type { Controller, KubeObject } from "../../runtime/index.ts";
+import { branchResourceKind, type BranchObject } from "../branch/index.ts";
+import { configMapKind } from "../managed/connection-configmap.ts";
+import { managedController } from "../managed/controller.ts";
+import type { ManagedKind } from "../managed/types.ts";
+import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
+import { ComputeEndpoints, readWriteBranch, type ComputeEndpointObject } from "./adapter.ts";
+import type { Plan } from "./plan.ts";
+
+export type { ComputeEndpointObject } from "./adapter.ts";
+
+export const computeEndpointResourceKind = resourceKind(computeEndpointKind);
+
+export const computeEndpointFinalizer = "neoncloud.dev/computeendpoint";
+
+type S = ComputeEndpointStatus;
+
+function computeEndpointManagedKind(
+  options: KindControllerOptions,
+): ManagedKind<ComputeEndpointSpec, S, Endpoint, Plan> {
+  return {
+    resource: { ...computeEndpointResourceKind, apiVersion: computeEndpointKind.apiVersion },
+    finalizer: computeEndpointFinalizer,
+    spec: ComputeEndpointSpec,
+    noun: "endpoint",
+    reasonPrefix: "Endpoint",
+    credentials: (spec) => spec.credentials,
+    managementPolicy: (spec) => spec.managementPolicy,
+    deletionPolicy: (spec) => spec.deletionPolicy,
+    adopts: (spec) => spec.endpointId,
+    recorded: (status) => status.endpointId,
+    projectOf: (spec) => spec.projectId,
+    references: [
+      {
+        field: "spec.branchRef",
+        kind: branchResourceKind,
+        name: (spec) => spec.branchRef?.name,
+        id: (branch) => (branch as BranchObject).status?.branchId,
+        fill: (spec, branchId) => ({ ...spec, branchId }),
+        recorded: (status) => status.branchId,
+      },
+    ],
+    adapter: new ComputeEndpoints(options.resyncPeriodMs ?? 600_000, computeEndpointResourceKind),
+  };
+}
+
+/**
+ * The ComputeEndpoint controller. `create` lets a Manager own it; by default it is a standalone
+ * Controller (tests).
+ */
+export function computeEndpointController(
+  options: KindControllerOptions,
+  create?: ControllerFactory<ComputeEndpointObject>,
+): Controller<ComputeEndpointObject> {
+  const { controller } = managedController({
+    kind: computeEndpointManagedKind(options),
+    options,
+    create: create as ControllerFactory<KubeObject> | undefined,
+    owns: [configMapKind],
+    watches: [
+      {
+        // A Branch reset (or its readiness after one) changes the password its endpoints' Secrets
+        // hold: the endpoints on its branch by id are woken too (those naming it are, by reference).
+        kind: branchResourceKind,
+        map: (branch, primary) => {
+          const branchId = (branch as BranchObject).status?.branchId;
+          return branchId
+            ? primary.byIndex(branchIdIndex, `${branch.metadata.namespace ?? ""}/${branchId}`)
+            : [];
+        },
+      },
+    ],
+    indexes: {
+      [readWriteBranch]: (obj) => {
+        const { spec, status } = obj as ComputeEndpointObject;
+        // A branchRef is indexed under the branch the endpoint is on once it has one.
+        const branchId = spec?.branchId ?? status?.branchId;
+        return spec?.type === "read_write" && branchId ? [`${spec.projectId}/${branchId}`] : [];
+      },
+      [branchIdIndex]: (obj) => {
+        const { spec, status } = obj as ComputeEndpointObject;
+        const branchId = spec?.branchId ?? status?.branchId;
+        return branchId ? [`${obj.metadata.namespace ?? ""}/${branchId}`] : [];
+      },
+    },
+  });
+  return controller as unknown as Controller<ComputeEndpointObject>;
+}
+
+/** Index of the ComputeEndpoint cache: `namespace/branch-id` of the branch each endpoint is on. */
+const branchIdIndex = "branchId";
