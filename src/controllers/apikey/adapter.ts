@@ -11,7 +11,8 @@ import type { Adapter, Answer, Pass, Verdict } from "../managed/types.ts";
 import { issueKey } from "./issue.ts";
 import { KeyPass } from "./pass.ts";
 import { dueSteps, keyStep, rotationTime, type KeyStep } from "./plan.ts";
-import { adoptKeySecret, deleteKeySecret, isAdoptable, releaseKeySecret, storedKey } from "./secret.ts";
+import { storedKey } from "./secret.ts";
+import { adoptable, adoptSecret, deleteOwnedSecret, releaseSecret } from "../managed/owned-secret.ts";
 
 type S = ApiKeyStatus;
 type KPass = Pass<ApiKeySpec, S>;
@@ -172,7 +173,7 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
     if (!secret) return undefined;
     const controlled = isControlledBy(secret, k.obj);
     // Restored with a new UID (owner references stripped), or retained by an ApiKey of this name.
-    const adopt = !controlled && isAdoptable(secret, k.obj);
+    const adopt = !controlled && adoptable(secret, k.obj, true);
     if (!controlled && !adopt) return undefined;
     const inSecret = storedKey(secret);
     if (inSecret?.keyId === undefined || inSecret.fingerprint === undefined) return undefined;
@@ -199,7 +200,7 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
   private async recover(k: KeyPass, { key, fingerprint, adopt, others }: Recovery): Promise<string> {
     const secret = await k.pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
     if (adopt && secret) {
-      await adoptKeySecret(k.pass.kube, k.obj, secret);
+      await adoptSecret(k.pass.kube, k.obj, secret);
       k.pass.events.normal(
         "SecretAdopted",
         "Recover",
@@ -243,14 +244,14 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
     const statusLost = status.keyId === undefined && !status.pendingKeyName;
     const controlled = secret !== undefined && isControlledBy(secret, k.obj);
     // Restored (owner references stripped) and deleted before any pass took the Secret back.
-    const adoptable = secret !== undefined && !controlled && isAdoptable(secret, k.obj);
+    const restored = secret !== undefined && !controlled && adoptable(secret, k.obj, true);
     const inSecret = keys.find(
       (key) =>
         key.id === storedKey(secret)?.keyId &&
         (key.id === status.keyId ||
           key.name === status.pendingKeyName ||
           (statusLost && controlled && (k.gave(key.name) || k.gaveBeforeTokens(key.name))) ||
-          (statusLost && adoptable && k.gave(key.name))),
+          (statusLost && restored && k.gave(key.name))),
     )?.id;
     const ours = new Set<number>();
     for (const id of [status.keyId, status.previousKeyId, inSecret]) if (id !== undefined) ours.add(id);
@@ -258,13 +259,13 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
     if (retain && inSecret !== undefined) ours.delete(inSecret); // the one key that is kept
     for (const id of ours) await k.revoke(id, retain ? "not the retained key" : "the ApiKey was deleted");
     if (retain) {
-      await releaseKeySecret(pass.kube, k.obj, k.secretName);
+      await releaseSecret(pass.kube, k.obj, k.secretName);
       pass.events.normal("KeyRetained", "Delete", `key and Secret ${k.secretName} are kept (Retain)`);
       return;
     }
-    await deleteKeySecret(pass.kube, k.obj, k.secretName);
+    await deleteOwnedSecret(pass.kube, k.obj, k.secretName);
     // A restored Secret no pass took back yet holds the key just revoked: it goes too.
-    if (adoptable && inSecret !== undefined) await pass.kube.delete(secretKind, k.namespace, k.secretName);
+    if (restored && inSecret !== undefined) await pass.kube.delete(secretKind, k.namespace, k.secretName);
     pass.events.normal("KeyRevoked", "Delete", `revoked key id(s) ${[...ours].join(", ") || "none"}`);
   }
 

@@ -5,14 +5,12 @@ import { ApiKeySpec, type ApiKeyStatus } from "../../api/apikey.ts";
 import { apiKeyKind } from "../../api/index.ts";
 import type { Controller } from "../../runtime/index.ts";
 import { KeyListCache } from "../apikey-keylist.ts";
-import type { Secret } from "../credentials.ts";
 import { managedController } from "../managed/controller.ts";
 import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
 import { ApiKeys, type KeyState } from "./adapter.ts";
 import type { ApiKeyObject } from "./pass.ts";
 import type { KeyStep } from "./plan.ts";
-import { apiKeyLabel } from "./secret.ts";
 
 export type { ApiKeyObject } from "./pass.ts";
 
@@ -46,12 +44,6 @@ function apiKeyManagedKind(tuning: ApiKeyTuning): ManagedKind<ApiKeySpec, ApiKey
   };
 }
 
-/** The ApiKeys a Secret concerns besides owning it: the one a restored, ownerless Secret is labelled for. */
-function keyHolders(secret: Secret): string[] {
-  const labelled = secret.metadata.labels?.[apiKeyLabel];
-  return labelled ? [`${secret.metadata.namespace ?? ""}/${labelled}`] : [];
-}
-
 /**
  * The ApiKey controller. `create` lets a Manager own it; by default it is a standalone
  * Controller (tests).
@@ -65,9 +57,6 @@ export function apiKeyController(
     kind: apiKeyManagedKind(tuning),
     options: { ...options, unauthorizedRetryMs: tuning.unauthorizedRetryMs ?? options.unauthorizedRetryMs },
     create,
-    // One Secret watch serves both: the Secrets we write (deleted or altered → replace the key at
-    // once) and the Secrets ApiKeys take credentials from (appearing → CredentialsNotFound clears).
-    secretConcerns: keyHolders,
   });
   return controller;
 }

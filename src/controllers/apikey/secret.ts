@@ -1,29 +1,12 @@
-// The Secret an ApiKey writes: the only place a key value is ever stored.
-// Entries `apiKey` (the default key of SecretKeyRef, so the Secret can be the
-// credentials of other resources) and `keyId`; labelled; controlled by the
+// The Secret an ApiKey writes: the only place a key value is ever stored. Entries `apiKey` (the
+// default key of SecretKeyRef, so the Secret can be the credentials of other resources) and
+// `keyId`; an owned Secret of the layer (managed/owned-secret.ts): labelled, controlled by the
 // ApiKey so it goes with it and its changes wake the controller.
 import { createHash } from "node:crypto";
-import {
-  ContentType,
-  controllerReference,
-  isControlledBy,
-  KubeApiError,
-  type KubeClient,
-  type KubeObject,
-} from "../../runtime/index.ts";
+import { isControlledBy, type KubeClient } from "../../runtime/index.ts";
 import { decodeSecretValue, secretKind, type Secret } from "../credentials.ts";
-import { writeOwnedSecret } from "../managed/connection-secret.ts";
 import { Delay, Problem } from "../managed/errors.ts";
-
-export const managedByLabel = "app.kubernetes.io/managed-by";
-export const managedByValue = "neon-cloud-operator";
-export const apiKeyLabel = "neoncloud.dev/apikey";
-
-/** The resource a Secret belongs to: enough of an ApiKey to name it as owner. */
-export interface SecretOwner extends KubeObject {
-  apiVersion: string;
-  kind: string;
-}
+import { writeOwnedSecret, type Owner } from "../managed/owned-secret.ts";
 
 /**
  * A short, one-way digest of a key value, kept in status to tell whether the
@@ -58,7 +41,7 @@ export function storedKey(secret: Secret | undefined): StoredKey | undefined {
  */
 export async function writeKeySecret(
   client: KubeClient,
-  owner: SecretOwner,
+  owner: Owner,
   name: string,
   key: { id: number; value: string },
 ): Promise<void> {
@@ -72,79 +55,4 @@ export async function writeKeySecret(
     );
   }
   await writeOwnedSecret(client, owner, name, { apiKey: key.value, keyId: String(key.id) }, {});
-}
-
-/**
- * A Secret no controller owns, labelled for the ApiKey of this name: what a restore from a backup
- * leaves (Velero strips owner references; the ApiKey comes back with a new UID), or a Secret an
- * ApiKey of this name retained. Its key is this ApiKey's to take back if the platform lists it
- * under a name this ApiKey gives (the caller checks that).
- */
-export function isAdoptable(secret: Secret, owner: KubeObject): boolean {
-  return (
-    !(secret.metadata.ownerReferences ?? []).some((r) => r.controller) &&
-    secret.metadata.labels?.[apiKeyLabel] === owner.metadata.name &&
-    secret.metadata.labels?.[managedByLabel] === managedByValue
-  );
-}
-
-/**
- * Makes `owner` the controller of an adoptable Secret: a JSON patch that first tests the
- * resourceVersion it decided on, so a Secret changed meanwhile is not taken (409/422: look again).
- */
-export async function adoptKeySecret(client: KubeClient, owner: SecretOwner, secret: Secret): Promise<void> {
-  const refs = secret.metadata.ownerReferences;
-  await client.patch(
-    secretKind,
-    owner.metadata.namespace,
-    secret.metadata.name ?? "",
-    [
-      { op: "test", path: "/metadata/resourceVersion", value: secret.metadata.resourceVersion },
-      refs
-        ? { op: "add", path: "/metadata/ownerReferences/-", value: controllerReference(owner) }
-        : { op: "add", path: "/metadata/ownerReferences", value: [controllerReference(owner)] },
-    ],
-    ContentType.JsonPatch,
-  );
-}
-
-/**
- * `Retain`: the Secret outlives the ApiKey, so drop its owner reference. A JSON patch that
- * first tests the entry it removes (an update of the whole Secret would need the `update` verb
- * and could write back a stale copy of its data).
- */
-export async function releaseKeySecret(client: KubeClient, owner: KubeObject, name: string): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const secret = await client.get<Secret>(secretKind, owner.metadata.namespace, name);
-    if (!secret || !isControlledBy(secret, owner)) return;
-    const index = (secret.metadata.ownerReferences ?? []).findIndex((r) => r.uid === owner.metadata.uid);
-    try {
-      await client.patch(
-        secretKind,
-        owner.metadata.namespace,
-        name,
-        [
-          { op: "test", path: `/metadata/ownerReferences/${index}/uid`, value: owner.metadata.uid },
-          { op: "remove", path: `/metadata/ownerReferences/${index}` },
-        ],
-        ContentType.JsonPatch,
-      );
-      return;
-    } catch (err) {
-      // The list changed between the read and the patch (the test failed: 422): read again.
-      if (err instanceof KubeApiError && err.statusCode === 422 && attempt < 4) continue;
-      throw err;
-    }
-  }
-}
-
-/**
- * `Revoke`: the Secret's key is dead, so the Secret goes now rather than
- * whenever the garbage collector gets to it (a Secret holding a dead key
- * would break its readers in a confusing way).
- */
-export async function deleteKeySecret(client: KubeClient, owner: KubeObject, name: string): Promise<void> {
-  const secret = await client.get<Secret>(secretKind, owner.metadata.namespace, name);
-  if (secret && isControlledBy(secret, owner))
-    await client.delete(secretKind, owner.metadata.namespace, name);
 }

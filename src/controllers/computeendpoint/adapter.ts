@@ -23,9 +23,6 @@ export interface ComputeEndpointObject extends KubeObject {
   status?: ComputeEndpointStatus;
 }
 
-/** Index of the ComputeEndpoint cache: `project/branch` of each read-write resource (branch claims). */
-export const readWriteBranch = "readWriteBranch";
-
 export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoint, Plan> {
   private readonly resyncMs: number;
   private readonly resource: { group: string; version: string; plural: string; kind: string };
@@ -165,26 +162,12 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
     return err;
   }
 
-  /** Two resources of this cluster must not both create the read-write endpoint of one branch. */
-  claimed(pass: CePass): Problem | undefined {
-    const { spec, obj } = pass;
-    if (spec.type !== "read_write") return undefined;
-    const mine = claimOrder(obj);
-    const cache = pass.cache<ComputeEndpointObject>(this.resource);
-    const rival = cache
-      .byIndex(readWriteBranch, `${spec.projectId}/${spec.branchId ?? ""}`)
-      .map((key) => cache.getByKey(key))
-      .find(
-        (other) =>
-          other !== undefined &&
-          other.metadata.uid !== obj.metadata.uid &&
-          !other.metadata.deletionTimestamp &&
-          claimOrder(other) < mine,
-      );
-    if (!rival) return undefined;
+  /** A second resource on a branch's one read-write endpoint, in the words a user looks for. */
+  claimRefused(pass: CePass, claim: string, rival: KubeObject): Problem | undefined {
+    if (!claim.startsWith("branch:")) return undefined;
     return new Problem(
       "BranchHasReadWriteEndpoint",
-      `ComputeEndpoint ${objectKey(rival)} already claims the read-write endpoint of branch ${spec.branchId ?? ""}`,
+      `ComputeEndpoint ${objectKey(rival)} already claims the read-write endpoint of branch ${pass.spec.branchId ?? ""}`,
       { retry: { after: Delay.conflict / 2 } },
     );
   }
@@ -243,9 +226,4 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
 /** The endpoint and operations a mutation answered. */
 function answered(result: EndpointMutation): Answer<Endpoint, S> {
   return { object: result.endpoint, operations: result.operations };
-}
-
-/** Older resources win a branch; the UID breaks ties so every replica agrees. */
-function claimOrder(obj: KubeObject): string {
-  return `${obj.metadata.creationTimestamp ?? ""}/${obj.metadata.uid ?? ""}`;
 }

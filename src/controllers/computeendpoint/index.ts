@@ -13,7 +13,7 @@ import { configMapKind } from "../managed/connection-configmap.ts";
 import { managedController } from "../managed/controller.ts";
 import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
-import { ComputeEndpoints, readWriteBranch, type ComputeEndpointObject } from "./adapter.ts";
+import { ComputeEndpoints, type ComputeEndpointObject } from "./adapter.ts";
 import type { Plan } from "./plan.ts";
 
 export type { ComputeEndpointObject } from "./adapter.ts";
@@ -39,6 +39,12 @@ function computeEndpointManagedKind(
     adopts: (spec) => spec.endpointId,
     recorded: (status) => status.endpointId,
     projectOf: (spec) => spec.projectId,
+    // A branch has one read-write endpoint: two resources must not both create it. A branchRef
+    // claims the branch the endpoint is on once it has one.
+    claims: (spec, status) => {
+      const branchId = spec.branchId ?? status.branchId;
+      return spec.type === "read_write" && branchId ? [`branch:${spec.projectId}/${branchId}`] : [];
+    },
     references: [
       {
         field: "spec.branchRef",
@@ -80,12 +86,6 @@ export function computeEndpointController(
       },
     ],
     indexes: {
-      [readWriteBranch]: (obj) => {
-        const { spec, status } = obj as ComputeEndpointObject;
-        // A branchRef is indexed under the branch the endpoint is on once it has one.
-        const branchId = spec?.branchId ?? status?.branchId;
-        return spec?.type === "read_write" && branchId ? [`${spec.projectId}/${branchId}`] : [];
-      },
       [branchIdIndex]: (obj) => {
         const { spec, status } = obj as ComputeEndpointObject;
         const branchId = spec?.branchId ?? status?.branchId;

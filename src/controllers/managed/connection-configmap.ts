@@ -2,7 +2,7 @@
 // envFrom them. No credentials: those go to the connection Secret (connection-secret.ts).
 import { fieldManager } from "../../api/group.ts";
 import { controllerReference, jsonEqual, type KubeClient, type KubeObject } from "../../runtime/index.ts";
-import type { Owner } from "./connection-secret.ts";
+import type { Owner } from "./owned-secret.ts";
 import { Delay, Problem } from "./errors.ts";
 
 export const configMapKind = { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap" } as const;

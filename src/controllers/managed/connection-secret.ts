@@ -1,19 +1,13 @@
 // A Postgres connection Secret a resource owns (a ComputeEndpoint's, a Project's): everything a
-// pod needs to connect as one role to one database, under the names Postgres drivers and frameworks read (libpq's PG* variables,
-// DATABASE_URL for node-postgres, Prisma, Django and Rails). Written with server-side apply under
-// the operator's field manager; owned by the resource, so it goes with it. Its annotations
-// say what it was written for (never the password), so a pass can tell from the metadata-only
-// cache whether it is current without reading it or asking the platform.
+// pod needs to connect as one role to one database, under the names Postgres drivers and
+// frameworks read (libpq's PG* variables, DATABASE_URL for node-postgres, Prisma, Django and
+// Rails). Its annotations say what it was written for (never the password), so a pass can tell
+// from the metadata-only cache whether it is current without reading it or asking the platform.
 import { createHash } from "node:crypto";
-import { fieldManager, group } from "../../api/group.ts";
-import {
-  controllerReference,
-  isControlledBy,
-  type KubeClient,
-  type KubeObject,
-} from "../../runtime/index.ts";
-import { secretKind, type Secret } from "../credentials.ts";
+import { group } from "../../api/group.ts";
+import type { KubeClient, KubeObject } from "../../runtime/index.ts";
 import { Delay, Problem } from "./errors.ts";
+import { adoptable, writeOwnedSecret, type Owner } from "./owned-secret.ts";
 
 /** Whose password the Secret holds: `project/branch/role`. */
 export const passwordOfAnnotation = `${group}/password-of`;
@@ -120,9 +114,12 @@ export function connectionOf(target: SecretTarget): string {
   return createHash("sha256").update(parts.join("\n")).digest("hex").slice(0, 16);
 }
 
-/** A Secret of that name that this resource does not control is never overwritten. */
-export function checkOwnership(secret: KubeObject | undefined, owner: KubeObject, name: string): void {
-  if (secret && !isControlledBy(secret, owner)) {
+/**
+ * A Secret of that name that this resource does not control is never overwritten, unless it is
+ * one the resource wrote and a restore left without owner (adopted when it is next written).
+ */
+export function checkOwnership(secret: KubeObject | undefined, owner: Owner, name: string): void {
+  if (secret && !adoptable(secret, owner, true)) {
     throw new Problem(
       "SecretConflict",
       `Secret ${owner.metadata.namespace}/${name} exists and is not controlled by this ${owner.kind ?? "resource"}; ` +
@@ -154,52 +151,4 @@ export async function writeConnectionSecret(
     [connectionOfAnnotation]: connectionOf(target),
     ...(target.branchReset === undefined ? {} : { [branchResetAnnotation]: target.branchReset }),
   });
-}
-
-/** A resource that owns what the layer writes for it: its kind and apiVersion are known. */
-export type Owner = KubeObject & { apiVersion: string; kind: string };
-
-/**
- * Writes a Secret the resource controls, whole, by server-side apply under the operator's field
- * manager: a reader sees the old data or the new, never a mix. Labelled with its owner, which the
- * Secret watch maps it back to.
- */
-export async function writeOwnedSecret(
-  client: KubeClient,
-  owner: Owner,
-  name: string,
-  data: Record<string, string>,
-  annotations: Record<string, string>,
-  labels: Record<string, string> = {},
-): Promise<void> {
-  const secret: Secret = {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: {
-      name,
-      namespace: owner.metadata.namespace,
-      labels: {
-        "app.kubernetes.io/managed-by": "neon-cloud-operator",
-        [`${group}/${owner.kind.toLowerCase()}`]: owner.metadata.name ?? "",
-        ...labels,
-      },
-      annotations,
-      ownerReferences: [controllerReference(owner)],
-    },
-    type: "Opaque",
-    data: Object.fromEntries(
-      Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]),
-    ),
-  };
-  await client.apply<Secret>(secretKind, secret, fieldManager);
-}
-
-/** The resource of `kind` whose Secret this is (its controller reference), for the Secret watch. */
-export function secretOwner(kind: { kind: string; apiVersion: string }): (secret: KubeObject) => string[] {
-  return (secret) => {
-    const ref = (secret.metadata.ownerReferences ?? []).find(
-      (r) => r.controller && r.kind === kind.kind && r.apiVersion === kind.apiVersion,
-    );
-    return ref ? [`${secret.metadata.namespace ?? ""}/${ref.name}`] : [];
-  };
 }

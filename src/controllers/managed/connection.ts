@@ -29,10 +29,10 @@ import {
   passwordOf,
   writeConnectionSecret,
   type Connection,
-  type Owner,
   type PostgresConnection,
   type SecretTarget,
 } from "./connection-secret.ts";
+import { adoptSecret, type Owner } from "./owned-secret.ts";
 import { Delay, Problem, notFound } from "./errors.ts";
 import { nextPoll } from "./polling.ts";
 import type { Answer, ConnectionDetails, ConnectionSecretStatus, ManagedStatus, Pass } from "./types.ts";
@@ -101,6 +101,8 @@ export class Connections {
     const uid = owner.metadata.uid ?? "";
     const secret = pass.cache<Secret>(secretKind).get(owner.metadata.namespace, target.name);
     checkOwnership(secret, owner, target.name);
+    // Left without owner by a restore: this resource's again.
+    if (secret && !isControlledBy(secret, owner)) await adoptSecret(pass.kube, owner, secret);
     // The branch was reset and its Branch is bringing its roles back: the password is read once
     // the Branch is Ready again (which wakes this resource), not while the role may be missing.
     if (

@@ -14,7 +14,8 @@ import {
 } from "../../runtime/index.ts";
 import { secretKind, type Secret } from "../credentials.ts";
 import type { ControllerFactory, KindControllerOptions } from "../options.ts";
-import { secretOwner } from "./connection-secret.ts";
+import { claimsIndex, idClaim } from "./ownership.ts";
+import { secretOwner } from "./owned-secret.ts";
 import { ManagedReconciler } from "./reconciler.ts";
 import type { ManagedKind, ManagedObject, ManagedStatus, Step } from "./types.ts";
 
@@ -70,6 +71,14 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
     map: (target, primary) => primary.byIndex(index, objectKey(target)),
   }));
   const owned = secretOwner(kind.resource);
+  // What each resource claims (ownership.ts). An observe-only resource changes nothing: it claims nothing.
+  const claims = (obj: KubeObject & { spec?: unknown; status?: unknown }): string[] => {
+    const spec = parse(obj);
+    if (!spec.success || kind.managementPolicy(spec.data) === "ObserveOnly") return [];
+    const status = (obj.status ?? {}) as S;
+    const id = kind.adopts(spec.data) ?? kind.recorded(status);
+    return [...(id === undefined ? [] : [idClaim(id)]), ...(kind.claims?.(spec.data, status) ?? [])];
+  };
   const reconciler = new ManagedReconciler(kind, {
     access: options.access,
     now: options.now,
@@ -84,7 +93,12 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
     ...(options.namespaces ? { namespaces: options.namespaces } : {}),
     ...(options.informer ? { informer: options.informer } : {}),
-    indexes: { ...m.indexes, ...referenceIndexes, [credentialsIndex]: credentialsSecret },
+    indexes: {
+      ...m.indexes,
+      ...referenceIndexes,
+      [credentialsIndex]: credentialsSecret,
+      [claimsIndex]: claims,
+    },
     ...(m.owns ? { owns: m.owns } : {}),
     watches: [
       {

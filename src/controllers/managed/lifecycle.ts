@@ -9,7 +9,7 @@
 //
 // and on deletion: the management and deletion policies, what the deletion needs first (plan),
 // then delete and come back until the platform no longer shows it.
-import { Action } from "../../runtime/index.ts";
+import { Action, type KubeObject } from "../../runtime/index.ts";
 import { NotFoundError } from "../../platform/index.ts";
 import { Connections } from "./connection.ts";
 import { Problem, notFound } from "./errors.ts";
@@ -17,7 +17,8 @@ import { lastChange, statusOperations } from "./operations.ts";
 import { firstLook } from "./polling.ts";
 import type { Resolution } from "./references.ts";
 import type { StatusWrite } from "./status-write.ts";
-import type { Answer, ManagedKind, ManagedStatus, Pass, Step } from "./types.ts";
+import { alreadyManaged, idClaim, rivalClaim } from "./ownership.ts";
+import type { Answer, ManagedKind, ManagedObject, ManagedStatus, Pass, Step } from "./types.ts";
 
 /** How long a resource waits for a referenced resource before looking again unwoken. */
 const referenceWaitMs = 60_000;
@@ -57,8 +58,11 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
     if (observed === undefined) {
       this.checkAbsent(pass, observeOnly);
       if (refs.state === "waiting") return this.waitForReference(w, refs.message);
-      const claim = adapter.claimed?.(pass);
-      if (claim) throw claim;
+      this.checkClaims(
+        pass,
+        kind.claims?.(pass.spec, pass.status) ?? [],
+        `the ${kind.noun} this resource would create`,
+      );
       const recorded = kind.recorded(pass.status);
       if (recorded !== undefined) {
         pass.events.warning(
@@ -69,6 +73,8 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
       }
       return this.change(pass, w, createStep, "create", () => adapter.create(pass));
     }
+    if (!observeOnly)
+      this.checkClaims(pass, [idClaim(adapter.id(observed))], `${kind.noun} ${adapter.id(observed)}`);
     const step = observeOnly ? undefined : adapter.plan(pass, observed);
     if (step) return this.change(pass, w, step, step, () => adapter.apply(pass, step, observed));
 
@@ -127,6 +133,8 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
       throw err;
     }
     if (observed === undefined) return this.forgotten(uid);
+    // Another resource manages it: this one leaves it alone.
+    if (this.rival(pass, [idClaim(adapter.id(observed))])) return this.forgotten(uid);
     // What the spec says must come first (unprotect), so a deletion the platform refused goes on
     // once the spec allows it.
     const step = adapter.plan(pass, observed);
@@ -179,6 +187,23 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
     }
     if (observeOnly) {
       throw notFound("NotFound", `the ${kind.noun} to observe does not exist (observe-only)`);
+    }
+  }
+
+  /** The resource that goes before this one for one of `claims`. */
+  private rival(pass: Pass<Spec, Status>, claims: readonly string[]): KubeObject | undefined {
+    const cache = pass.cache<ManagedObject<Status>>(this.kind.resource);
+    const holds = (o: KubeObject) =>
+      this.kind.recorded(((o as ManagedObject<Status>).status ?? {}) as Status) !== undefined;
+    return rivalClaim(pass.obj, claims, cache, holds);
+  }
+
+  /** Refuses, before anything is sent, what another resource of the cluster claims first. */
+  private checkClaims(pass: Pass<Spec, Status>, claims: readonly string[], what: string): void {
+    for (const claim of claims) {
+      const rival = this.rival(pass, [claim]);
+      if (rival)
+        throw this.kind.adapter.claimRefused?.(pass, claim, rival) ?? alreadyManaged(pass.obj, rival, what);
     }
   }
 

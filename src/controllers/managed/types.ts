@@ -165,8 +165,8 @@ export interface Adapter<Spec, Status, Obj, S extends Step> {
   vanished?(pass: Pass<Spec, Status>): Problem<Status> | undefined;
   /** A platform refusal in the resource's own words (a Problem), or the error as it is. */
   explain?(err: unknown, pass: Pass<Spec, Status>, step: S | "create" | "delete"): unknown;
-  /** Before a create: a claim of this cluster that another resource holds (a branch's read-write endpoint). */
-  claimed?(pass: Pass<Spec, Status>): Problem | undefined;
+  /** The refusal of a claim another resource holds, in the kind's words (default: AlreadyManaged). */
+  claimRefused?(pass: Pass<Spec, Status>, claim: string, rival: KubeObject): Problem | undefined;
   /** When to look again while up to date (a branch's expiry); undefined: the resync. */
   observeAfterMs?(pass: Pass<Spec, Status>, observed: Obj): number | undefined;
   /** Connection details to publish while up to date. */
@@ -196,6 +196,11 @@ export interface ManagedKind<Spec, Status extends ManagedStatus, Obj, S extends 
   adopts(spec: Spec): string | undefined;
   /** The platform id the status recorded. */
   recorded(status: Status): string | undefined;
+  /**
+   * What the resource holds in this cluster besides its platform object, refused to a second
+   * claimant before a create (a branch's one read-write endpoint).
+   */
+  claims?(spec: Spec, status: Status): string[];
   /** The project the resource acts in, once references are resolved (messages, grants). */
   projectOf?(spec: Spec): string | undefined;
   references?: readonly Reference<Spec, Status>[];

@@ -1,0 +1,62 @@
+// One owner per platform object. A resource claims the object it adopted or created (its id) and
+// whatever else its kind says it holds (a branch's one read-write endpoint); claims are an index of
+// the kind's cache, so every replica sees the same. Of two resources claiming the same, the older
+// (creationTimestamp, then UID) wins; the other is refused before anything is sent, and its
+// deletion leaves the object alone. (Crossplane's external-name and its refusal to manage what
+// another object claims are the anchor.)
+import { objectKey, type KubeObject, type Store } from "../../runtime/index.ts";
+import { Delay, Problem } from "./errors.ts";
+
+/** Index of a kind's cache: what each resource claims (`id:<platform id>`, and the kind's own claims). */
+export const claimsIndex = "claims";
+
+/** The claim on a platform object by its id. */
+export const idClaim = (id: string): string => `id:${id}`;
+
+/**
+ * Who goes first: a resource that holds the object (its status records it) before one that only
+ * names it, then the older; the UID breaks ties so every replica agrees.
+ */
+function claimOrder(obj: KubeObject, holds: (obj: KubeObject) => boolean): string {
+  return `${holds(obj) ? 0 : 1}/${obj.metadata.creationTimestamp ?? ""}/${obj.metadata.uid ?? ""}`;
+}
+
+/** The resource, not being deleted, that goes before this one for one of `claims`; undefined: none. */
+export function rivalClaim(
+  obj: KubeObject,
+  claims: readonly string[],
+  cache: Store<KubeObject>,
+  holds: (obj: KubeObject) => boolean,
+): KubeObject | undefined {
+  const mine = claimOrder(obj, holds);
+  for (const claim of claims) {
+    const rival = cache
+      .byIndex(claimsIndex, claim)
+      .map((key) => cache.getByKey(key))
+      .find(
+        (other) =>
+          other !== undefined &&
+          other.metadata.uid !== obj.metadata.uid &&
+          !other.metadata.deletionTimestamp &&
+          claimOrder(other, holds) < mine,
+      );
+    if (rival) return rival;
+  }
+  return undefined;
+}
+
+/**
+ * The refusal of a second claimant: Stalled, nothing sent. It names the other resource only when
+ * it is in the same namespace: another team's objects are not this namespace's business.
+ */
+export function alreadyManaged(obj: KubeObject, rival: KubeObject, what: string): Problem {
+  const other =
+    rival.metadata.namespace === obj.metadata.namespace
+      ? `${rival.kind ?? "resource"} ${objectKey(rival)}`
+      : "a resource in another namespace";
+  return new Problem(
+    "AlreadyManaged",
+    `${what} is managed by ${other}; nothing is changed on the platform, and deleting this resource leaves it alone`,
+    { retry: { after: Delay.conflict }, stalled: true },
+  );
+}
