@@ -105,7 +105,7 @@ export const ComputeEndpointSpec = z
       .object({ name: objectName.describe("Name of a Branch resource in this namespace.") })
       .optional()
       .describe(
-        "A Branch resource in this namespace whose branch the endpoint is attached to, once that Branch is Ready (until then the endpoint waits: WaitingForBranch). Exactly one of branchId and branchRef.",
+        "A Branch resource in this namespace whose branch the endpoint is attached to, once that Branch is Ready (until then the endpoint waits: WaitingForReference). Exactly one of branchId and branchRef.",
       ),
     type: z
       .enum(["read_write", "read_only"])

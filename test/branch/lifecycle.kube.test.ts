@@ -70,7 +70,7 @@ describe("Branch", () => {
 
   it("waits for a parent Branch resource, then creates the branch from it", async () => {
     await h.apply(branch("child", { parent: { branchRef: { name: "base" } } }));
-    const waiting = await readyReason<BranchObject>(branches, "child", "False", "WaitingForParent");
+    const waiting = await readyReason<BranchObject>(branches, "child", "False", "WaitingForReference");
     expect(condition(waiting, "Ready")?.message).toContain("base does not exist yet");
     expect(waiting.status?.branchId).toBeUndefined();
 
@@ -89,7 +89,7 @@ describe("Branch", () => {
       metadata: { name: "db" },
       spec: { projectId: "proj-alpha", branchRef: { name: "db-branch" } },
     });
-    const waiting = await readyReason<ComputeEndpointObject>(endpoints, "db", "False", "WaitingForBranch");
+    const waiting = await readyReason<ComputeEndpointObject>(endpoints, "db", "False", "WaitingForReference");
     expect(condition(waiting, "Ready")?.message).toContain("db-branch does not exist yet");
 
     await h.apply(branch("db-branch", { parent: { branchName: "dev" } }));
@@ -134,5 +134,28 @@ describe("Branch", () => {
     await gone(branches, "kept");
     const still = (await platformBranches()).find((b) => b.id === obj.status?.branchId);
     expect(still?.currentState).toBe("ready");
+  });
+
+  it("a protected branch whose deletion the platform refused goes once the spec unprotects it", async () => {
+    await h.apply(branch("guarded", { parent: { branchName: "feature" }, protected: true }));
+    const obj = await ready<BranchObject>(branches, "guarded");
+    expect(obj.status?.protected).toBe(true);
+    await kubectl(["delete", "branch", "guarded", "-n", h.namespace, "--wait=false"]);
+    const refused = await readyReason<BranchObject>(branches, "guarded", "False", "DeleteRefused");
+    expect(condition(refused, "Ready")?.message).toContain("set spec.protected to false");
+    expect((await platformBranches()).map((b) => b.id)).toContain(obj.status?.branchId);
+    // What its own message advises: the deletion then runs the plan (unprotect) and goes on.
+    await kubectl([
+      "patch",
+      "branch",
+      "guarded",
+      "-n",
+      h.namespace,
+      "--type=merge",
+      "-p",
+      '{"spec":{"protected":false}}',
+    ]);
+    await kubectl(["wait", "--for=delete", "branch/guarded", "-n", h.namespace, "--timeout=60s"]);
+    expect((await platformBranches()).map((b) => b.id)).not.toContain(obj.status?.branchId);
   });
 });

@@ -99,4 +99,28 @@ describe("ComputeEndpoint, as a new user tries it", () => {
     await setOperatorKey(h.emulator.bootstrapKey);
     await Promise.all(names.map((n) => readyWith(n, (o) => o.status?.computeUnits?.min === 2)));
   });
+
+  it("a create the platform refuses in its current state (422) backs off from seconds and converges once it clears", async () => {
+    const creates = () =>
+      h.emulator.requestLog.latest().filter((e) => e.route === "POST /projects/:project_id/endpoints").length;
+    const before = creates();
+    h.emulator.faults.set({ requests: [{ route: "POST /projects/:project_id/endpoints", status: 422 }] });
+    await h.apply(endpoint("refused", { branchId: "br-feature" }));
+    await eventually(
+      async () => {
+        const o = await resource("refused");
+        return condition(o, "Synced")?.reason === "RefusedInCurrentState" ? o : undefined;
+      },
+      { what: "RefusedInCurrentState" },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    const tried = creates() - before;
+    h.emulator.faults.clear();
+    expect(tried).toBeGreaterThan(0);
+    expect(tried).toBeLessThanOrEqual(4);
+    // Once it clears, it converges with no spec change.
+    const obj = await readyWith("refused", undefined, 90_000);
+    expect(obj.status?.branchId).toBe("br-feature");
+    await kubectl(["delete", "cep", "refused", "-n", h.namespace]);
+  });
 });

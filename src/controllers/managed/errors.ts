@@ -30,7 +30,7 @@ export const Delay = {
   /** Only the user can unblock it (consent to a password reset, a spec the platform refuses). */
   userAction: 600_000,
   /** A refusal in the current state (422): backed off from this, doubling. */
-  refusedFrom: 2_000,
+  refusedFrom: 3_000,
 } as const;
 
 /** When a failed pass is tried again. */
