@@ -38,7 +38,9 @@ function backedUp(obj: Saved["obj"]): Saved["obj"] {
 function adoptingSpec(restored: Saved["obj"], original: Saved): Saved["obj"] {
   const endpointId = (original.obj as { status?: { endpointId?: string } }).status?.endpointId;
   if (original.kind !== computeEndpointResourceKind || !endpointId) return restored;
-  return { ...restored, spec: { ...(restored.spec as object), endpointId } };
+  // An adopted endpoint is kept with its resource unless the spec says Delete, as the original
+  // (which created it) did by default.
+  return { ...restored, spec: { deletionPolicy: "Delete", ...(restored.spec as object), endpointId } };
 }
 
 async function removeFinalizers(kube: KubeClient, kind: ResourceKind, namespace: string, name: string) {

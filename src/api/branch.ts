@@ -87,9 +87,9 @@ export const BranchSpec = z
       .meta(immutable("ttl")),
     deletionPolicy: z
       .enum(["Delete", "Orphan"])
-      .default("Delete")
+      .optional()
       .describe(
-        "Delete removes the platform branch (and its endpoints) with this resource; Orphan leaves it.",
+        "Delete removes the platform branch (and its endpoints) with this resource; Orphan leaves it. Omitted: Delete for a branch this resource created, Orphan for one it adopted (spec.branchId): an adopted branch is deleted only when the spec says Delete.",
       ),
     roles: z
       .array(BranchRole)

@@ -141,8 +141,10 @@ export const ComputeEndpointSpec = z
     credentials: SecretKeyRef.optional(),
     deletionPolicy: z
       .enum(["Delete", "Orphan"])
-      .default("Delete")
-      .describe("Delete removes the platform endpoint with this resource; Orphan leaves it running."),
+      .optional()
+      .describe(
+        "Delete removes the platform endpoint with this resource; Orphan leaves it running. Omitted: Delete for an endpoint this resource created, Orphan for one it adopted (spec.endpointId): an adopted endpoint is deleted only when the spec says Delete.",
+      ),
     endpointId: platformId
       .optional()
       .describe("An existing endpoint to adopt instead of creating one. Immutable once set."),

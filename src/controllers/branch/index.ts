@@ -29,7 +29,8 @@ function branchManagedKind(
     reasonPrefix: "Branch",
     credentials: (spec) => spec.credentials,
     managementPolicy: () => "Manage",
-    deletionPolicy: (spec) => spec.deletionPolicy,
+    // An adopted branch is someone's before it is this resource's: kept unless the spec says Delete.
+    deletionPolicy: (spec) => spec.deletionPolicy ?? (spec.branchId ? "Orphan" : "Delete"),
     adopts: (spec) => spec.branchId,
     recorded: (status) => status.branchId,
     projectOf: (spec) => spec.projectId,

@@ -35,7 +35,8 @@ function computeEndpointManagedKind(
     reasonPrefix: "Endpoint",
     credentials: (spec) => spec.credentials,
     managementPolicy: (spec) => spec.managementPolicy,
-    deletionPolicy: (spec) => spec.deletionPolicy,
+    // An adopted endpoint is someone's before it is this resource's: kept unless the spec says Delete.
+    deletionPolicy: (spec) => spec.deletionPolicy ?? (spec.endpointId ? "Orphan" : "Delete"),
     adopts: (spec) => spec.endpointId,
     recorded: (status) => status.endpointId,
     projectOf: (spec) => spec.projectId,
