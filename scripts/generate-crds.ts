@@ -3,13 +3,14 @@
 // need because neither loads files from outside its own folder; the field
 // reference under docs/reference/; and the RBAC rules (src/api/rbac.ts) of
 // deploy/base, deploy/namespaced and the Helm chart; and the chart's copies of
-// the alerts and dashboard components.
-import { copyFile, mkdir, writeFile } from "node:fs/promises";
+// the alerts and dashboard components; and the sizes of the controllers in docs/controllers.md.
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { crdFileName, kinds } from "../src/api/index.ts";
 import { rbacFiles } from "../src/api/rbac-files.ts";
 import { renderCrdYaml } from "../src/api/kind.ts";
 import { referenceFileName, renderReference } from "../src/api/reference.ts";
+import { controllersDoc, withSizes } from "./controller-sizes.ts";
 
 const root = join(import.meta.dirname, "..");
 const targets = [
@@ -51,3 +52,7 @@ for (const [from, to] of [
   await copyFile(join(root, "deploy", "components", from), file);
   process.stdout.write(`wrote ${file}\n`);
 }
+
+// The sizes of the managed layer and each kind in docs/controllers.md.
+await writeFile(controllersDoc, await withSizes(await readFile(controllersDoc, "utf8")));
+process.stdout.write(`wrote ${controllersDoc}\n`);

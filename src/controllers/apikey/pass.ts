@@ -1,19 +1,17 @@
-// One reconcile of one ApiKey, as the key flows see it: the managed layer's pass (object, spec,
-// platform client, status writes) plus the key's names, its schedule, the account's shared key
-// list, and revocations that accept a key already gone.
+// One reconcile of one ApiKey, as the key flows see it: the layer's pass plus the key's names,
+// its schedule, the account's shared key list, and revocations that accept a key already gone.
 import { createHash, randomInt } from "node:crypto";
 import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
 import { NotFoundError } from "../../platform/index.ts";
 import { parseDuration, type KubeObject } from "../../runtime/index.ts";
 import type { KeyListCache } from "../apikey-keylist.ts";
+import type { Owner } from "../managed/owned-secret.ts";
 import type { Pass } from "../managed/types.ts";
 
 export interface ApiKeyObject extends KubeObject {
   spec?: unknown;
   status?: ApiKeyStatus;
 }
-
-const suffixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 /**
  * Six hex digits of SHA-256 of `<namespace>/<name>`: one ApiKey's mark in its keys' names. The
@@ -31,8 +29,9 @@ export function keyToken(namespace: string, name: string): string {
  * takes 64).
  */
 export function pendingKeyName(keyName: string, token: string): string {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
   let suffix = "";
-  for (let i = 0; i < 6; i++) suffix += suffixAlphabet[randomInt(suffixAlphabet.length)];
+  for (let i = 0; i < 6; i++) suffix += alphabet[randomInt(alphabet.length)];
   return `${keyName}-${token}-${suffix}`;
 }
 
@@ -41,40 +40,32 @@ const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 export class KeyPass {
   readonly pass: Pass<ApiKeySpec, ApiKeyStatus>;
   readonly keys: KeyListCache;
+  /** The ApiKey as last written or read, with apiVersion and kind (it owns the key's Secret). */
+  readonly obj: Owner;
+  readonly namespace: string;
+  readonly keyName: string;
+  /** This ApiKey's mark in its keys' names (keyToken). */
+  readonly token: string;
+  readonly secretName: string;
+  readonly intervalMs: number | undefined;
+  readonly gracePeriodMs: number;
 
   constructor(pass: Pass<ApiKeySpec, ApiKeyStatus>, keys: KeyListCache) {
+    const { spec } = pass;
+    const name = pass.obj.metadata.name ?? "";
     this.pass = pass;
     this.keys = keys;
-  }
-
-  get spec(): ApiKeySpec {
-    return this.pass.spec;
+    this.obj = pass.obj as Owner;
+    this.namespace = pass.obj.metadata.namespace ?? "";
+    this.keyName = spec.keyName ?? name;
+    this.token = keyToken(this.namespace, name);
+    this.secretName = spec.secretName ?? `${name}-api-key`;
+    this.intervalMs = spec.rotation ? parseDuration(spec.rotation.interval) : undefined;
+    this.gracePeriodMs = spec.rotation ? (parseDuration(spec.rotation.gracePeriod) ?? 0) : 0;
   }
 
   get status(): ApiKeyStatus {
     return this.pass.status;
-  }
-
-  /** The ApiKey as last written or read, with apiVersion and kind (it owns the key's Secret). */
-  get obj(): ApiKeyObject & { apiVersion: string; kind: string } {
-    return this.pass.obj as ApiKeyObject & { apiVersion: string; kind: string };
-  }
-
-  get name(): string {
-    return this.obj.metadata.name ?? "";
-  }
-
-  get namespace(): string {
-    return this.obj.metadata.namespace ?? "";
-  }
-
-  get keyName(): string {
-    return this.spec.keyName ?? this.name;
-  }
-
-  /** This ApiKey's mark in its keys' names (keyToken). */
-  get token(): string {
-    return keyToken(this.namespace, this.name);
   }
 
   /** Whether this ApiKey gave `keyName` to a key (pendingKeyName): exactly its own, a namesake's never. */
@@ -89,18 +80,6 @@ export class KeyPass {
    */
   gaveBeforeTokens(keyName: string): boolean {
     return new RegExp(`^${escaped(this.keyName)}-[a-z0-9]{6}$`).test(keyName);
-  }
-
-  get secretName(): string {
-    return this.spec.secretName ?? `${this.name}-api-key`;
-  }
-
-  get gracePeriodMs(): number {
-    return this.spec.rotation ? (parseDuration(this.spec.rotation.gracePeriod) ?? 0) : 0;
-  }
-
-  get intervalMs(): number | undefined {
-    return this.spec.rotation ? parseDuration(this.spec.rotation.interval) : undefined;
   }
 
   now(): Date {
