@@ -144,18 +144,16 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
     if (step === "delete") return err;
     const branchId = pass.spec.branchId ?? "";
     if (err instanceof ConflictError) {
-      const moving = step !== "create" && step.change === "update" && step.moves;
-      return moving || pass.spec.type === "read_only"
-        ? new Problem(
-            moving ? "MoveRefused" : "CreateRefused",
-            `the platform refused the ${step === "create" ? "create" : "move"} on branch ${branchId}: ${err.message}`,
-            { retry: { after: Delay.conflict } },
-          )
-        : new Problem(
-            "BranchHasReadWriteEndpoint",
-            `branch ${branchId} already has a read-write endpoint: ${err.message}`,
-            { retry: { after: Delay.conflict } },
-          );
+      const readWrite = pass.spec.type === "read_write";
+      const [reason, why] = readWrite
+        ? ["BranchHasReadWriteEndpoint", `branch ${branchId} already has a read-write endpoint`]
+        : step === "create"
+          ? ["CreateRefused", `the platform refused a read-only endpoint on branch ${branchId}`]
+          : [
+              "MoveRefused",
+              `the platform moves an endpoint only to a branch with none; branch ${branchId} has one`,
+            ];
+      return new Problem(reason, `${why}: ${err.message}`, { retry: { after: Delay.conflict } });
     }
     if (err instanceof NotFoundError)
       return notFound("BranchNotFound", `branch ${branchId} not found: ${err.message}`);

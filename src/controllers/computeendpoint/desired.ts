@@ -69,28 +69,6 @@ function sameSettings(a: Record<string, string>, b: Record<string, string>): boo
   return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
 
-/** The platform reports 0 for "its default"; the spec has no way to ask for 0, so 0 never differs from unset. */
-function observedValue(endpoint: Endpoint, field: keyof EndpointPatch): unknown {
-  switch (field) {
-    case "autoscalingLimitMinCu":
-      return endpoint.autoscalingLimitMinCu;
-    case "autoscalingLimitMaxCu":
-      return endpoint.autoscalingLimitMaxCu;
-    case "suspendTimeoutSeconds":
-      return endpoint.suspendTimeoutSeconds;
-    case "poolerEnabled":
-      return endpoint.poolerEnabled;
-    case "poolerMode":
-      return endpoint.poolerMode;
-    case "disabled":
-      return endpoint.disabled;
-    case "branchId":
-      return endpoint.branchId;
-    default:
-      return undefined;
-  }
-}
-
 /** Fields the platform deprecated and may leave out of its answers (platform-facts.md). */
 const deprecatedFields: ReadonlySet<keyof EndpointPatch> = new Set([
   "poolerEnabled",
@@ -107,10 +85,10 @@ export function difference(spec: ComputeEndpointSpec, endpoint: Endpoint): Endpo
       if (!sameSettings(value as Record<string, string>, endpoint.pgSettings)) {
         patch.pgSettings = value as Record<string, string>;
       }
-    } else if (deprecatedFields.has(field) && observedValue(endpoint, field) === undefined) {
+    } else if (deprecatedFields.has(field) && endpoint[field as keyof Endpoint] === undefined) {
       // The platform no longer reports it: nothing to compare, so nothing differs (a PATCH would
       // be sent on every pass and never show its effect).
-    } else if (observedValue(endpoint, field) !== value) {
+    } else if (endpoint[field as keyof Endpoint] !== value) {
       (patch as Record<string, unknown>)[field] = value;
     }
   }

@@ -60,10 +60,7 @@ function computeEndpointManagedKind(
   };
 }
 
-/**
- * The ComputeEndpoint controller. `create` lets a Manager own it; by default it is a standalone
- * Controller (tests).
- */
+/** The ComputeEndpoint controller; `create` lets a Manager own it (default: standalone, for tests). */
 export function computeEndpointController(
   options: KindControllerOptions,
   create?: ControllerFactory<ComputeEndpointObject>,
@@ -73,29 +70,26 @@ export function computeEndpointController(
     options,
     create: create as ControllerFactory<KubeObject> | undefined,
     owns: [configMapKind],
+    // A Branch reset (or its readiness after one) changes the password its endpoints' Secrets
+    // hold: the endpoints on its branch by id are woken too (those naming it are, by reference).
     watches: [
       {
-        // A Branch reset (or its readiness after one) changes the password its endpoints' Secrets
-        // hold: the endpoints on its branch by id are woken too (those naming it are, by reference).
         kind: branchResourceKind,
-        map: (branch, primary) => {
-          const branchId = (branch as BranchObject).status?.branchId;
-          return branchId
-            ? primary.byIndex(branchIdIndex, `${branch.metadata.namespace ?? ""}/${branchId}`)
-            : [];
-        },
+        map: (b, primary) => branchKey(b).flatMap((key) => primary.byIndex(onBranch, key)),
       },
     ],
-    indexes: {
-      [branchIdIndex]: (obj) => {
-        const { spec, status } = obj as ComputeEndpointObject;
-        const branchId = spec?.branchId ?? status?.branchId;
-        return branchId ? [`${obj.metadata.namespace ?? ""}/${branchId}`] : [];
-      },
-    },
+    indexes: { [onBranch]: (obj) => branchKey(obj) },
   });
   return controller as unknown as Controller<ComputeEndpointObject>;
 }
 
 /** Index of the ComputeEndpoint cache: `namespace/branch-id` of the branch each endpoint is on. */
-const branchIdIndex = "branchId";
+const onBranch = "onBranch";
+
+/** `namespace/branch-id` of a Branch's branch, or of the branch an endpoint is on. */
+function branchKey(obj: KubeObject & { spec?: unknown; status?: unknown }): string[] {
+  const spec = obj.spec as { branchId?: string } | undefined;
+  const branchId =
+    (obj.kind === "Branch" ? undefined : spec?.branchId) ?? (obj.status as BranchObject["status"])?.branchId;
+  return branchId ? [`${obj.metadata.namespace ?? ""}/${branchId}`] : [];
+}
