@@ -7,7 +7,7 @@ import { defaultDatabaseName } from "./catalog.ts";
 import { checkDatabaseName } from "./databases.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
 import { newProjectId } from "./ids.ts";
-import type { AccountRecord, DeletedProjectRecord, EndpointState, ProjectRecord } from "./model.ts";
+import type { AccountRecord, DeletedProjectRecord, OperationRecord, ProjectRecord } from "./model.ts";
 import {
   checkHistoryRetention,
   checkProjectCount,
@@ -123,7 +123,7 @@ export function updateProject(
   raw: unknown,
   body: UpdateProjectBody,
   now: number,
-): { project: ProjectRecord; operations: ReturnType<World["startOperations"]> } {
+): { project: ProjectRecord; operations: OperationRecord[] } {
   const given = (raw as { project?: Record<string, unknown> }).project ?? {};
   const fixed = fixedAtCreation.find((field) => field in given);
   if (fixed !== undefined) {
@@ -170,8 +170,7 @@ export function updateProject(
   for (const e of suspended)
     chain.push({ action: "suspend_compute", branchId: e.branchId, endpointId: e.id });
   const operations = chain.length === 0 ? [] : world.startOperations(project.id, chain, now);
-  const idle: EndpointState = "idle";
-  for (const e of suspended) e.pendingState = idle;
+  for (const e of suspended) e.pendingState = "idle";
   return { project, operations };
 }
 

@@ -242,7 +242,8 @@ export class World {
     this.settle(tenant, "finished", now);
     const operations = this.operationsByProject.get(projectId) ?? [];
     for (const op of operations) {
-      // Only a check_availability can still run here (every other operation holds the lock).
+      // A check_availability (which holds no lock), or in the branch lock scope a branch's
+      // operation: it ends with the project.
       if (!settledStatuses.has(op.status)) this.settle(op, "cancelled", now);
       this.operations.delete(op.id);
     }
