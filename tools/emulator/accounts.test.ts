@@ -23,7 +23,8 @@ const twoAccounts = {
 
 async function conforming(h: Harness, path: string, key?: string) {
   const res = await h.api("GET", path, undefined, key === undefined ? {} : { key });
-  expect(responseErrors("GET", path, res.status, res.body), `GET ${path} → ${res.status}`).toEqual([]);
+  const template = path.split("?")[0] ?? path;
+  expect(responseErrors("GET", template, res.status, res.body), `GET ${path} → ${res.status}`).toEqual([]);
   return res;
 }
 
@@ -35,7 +36,14 @@ describe("who a key belongs to", () => {
     const accountId = auth.body.account_id;
     const me = await conforming(h, "/users/me");
     expect(me.body).toMatchObject({ id: accountId, name: "Ada", email: "ada@example.com" });
-    expect((await h.api("GET", "/projects")).body.projects[0].owner_id).toBe(accountId);
+    // A user who belongs to an organization names it to list projects, as on the platform.
+    const unnamed = await conforming(h, "/projects");
+    expect(unnamed).toMatchObject({
+      status: 400,
+      body: { message: expect.stringMatching(/^org_id is required/) },
+    });
+    const listed = await conforming(h, "/projects?org_id=org-shared-12345678");
+    expect(listed.body.projects[0].owner_id).toBe(accountId);
     // A key created later belongs to the same account.
     const created = await h.api("POST", "/api_keys", { key_name: "second" });
     expect(created.body.created_by).toBe(accountId);
@@ -81,12 +89,18 @@ describe("who a key belongs to", () => {
 describe("several accounts", () => {
   it("each key sees only its own account's projects and keys; the other's are unknown (404)", async () => {
     const h = await startHarness({ seed: twoAccounts });
-    const ids = async (key?: string) =>
-      (await h.api("GET", "/projects", undefined, key === undefined ? {} : { key })).body.projects.map(
+    const ids = async (path: string, key?: string) =>
+      (await h.api("GET", path, undefined, key === undefined ? {} : { key })).body.projects.map(
         (p: { id: string }) => p.id,
       );
-    expect(await ids()).toEqual(["demo-project"]);
-    expect(await ids(orgKey)).toEqual(["acme-project"]);
+    expect(await ids("/projects?org_id=org-shared-12345678")).toEqual(["demo-project"]);
+    expect(await ids("/projects", orgKey)).toEqual(["acme-project"]);
+    // Another organization is as unknown as one that does not exist.
+    const foreign = await h.api("GET", "/projects?org_id=org-acme-87654321");
+    expect(foreign).toMatchObject({
+      status: 404,
+      body: { message: "organization org-acme-87654321 not found" },
+    });
     for (const path of ["/projects/acme-project/endpoints", "/projects/acme-project/operations"]) {
       const res = await h.api("GET", path);
       expect(res.status, path).toBe(404);
@@ -111,11 +125,11 @@ describe("several accounts", () => {
     const second = (await h.api("POST", "/api_keys", { key_name: "second" })).body.key as string;
     const statuses: number[] = [];
     for (const key of [h.emulator.bootstrapKey, second, h.emulator.bootstrapKey, second]) {
-      statuses.push((await h.api("GET", "/projects", undefined, { key })).status);
+      statuses.push((await h.api("GET", "/api_keys", undefined, { key })).status);
     }
     // The create took one: four requests of the same account, one over its budget.
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expect((await h.api("GET", "/projects", undefined, { key: orgKey })).status).toBe(200);
+    expect((await h.api("GET", "/api_keys", undefined, { key: orgKey })).status).toBe(200);
   });
 
   it("a reset brings back every account with the same ids and keys", async () => {

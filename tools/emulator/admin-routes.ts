@@ -9,6 +9,7 @@ import { connectToEndpoint, findProject } from "./endpoints.ts";
 import { notFound } from "./errors.ts";
 import { faultsSchema, type Faults } from "./faults.ts";
 import type { BranchRecord } from "./model.ts";
+import { limitsOf, limitsSchema, limitsView, toPlanLimits } from "./plans.ts";
 import { addBranch, addProject } from "./projects.ts";
 import { parseInput } from "./requests.ts";
 import type { RequestLog } from "./request-log.ts";
@@ -142,6 +143,27 @@ export const adminRoutes: AdminRoute[] = [
       if (!ctx.target.postgres) throw notFound("postgres (the emulator runs without one)");
       const address = await ctx.target.postgres.address(endpoint, ctx.query.get("pooled") === "true");
       return { status: 200, body: address };
+    },
+  },
+  {
+    // What an account's plan allows (the seed's `limits` form); a PUT replaces them until a reset.
+    method: "GET",
+    path: "/accounts/:account_id/limits",
+    handle(ctx) {
+      const account = ctx.target.world.accounts.get(ctx.params["account_id"] ?? "");
+      if (!account) throw notFound("account");
+      return { status: 200, body: limitsView(limitsOf(account)) };
+    },
+  },
+  {
+    method: "PUT",
+    path: "/accounts/:account_id/limits",
+    handle(ctx) {
+      const account = ctx.target.world.accounts.get(ctx.params["account_id"] ?? "");
+      if (!account) throw notFound("account");
+      account.limits = toPlanLimits(parseInput(limitsSchema, ctx.body ?? {}));
+      ctx.target.world.changed();
+      return { status: 200, body: limitsView(account.limits) };
     },
   },
   { method: "GET", path: "/faults", handle: (ctx) => ({ status: 200, body: ctx.target.faults.current }) },

@@ -20,20 +20,21 @@ import type { PostgresAddresses } from "./connection-uri.ts";
 import { PlatformError } from "./errors.ts";
 import type { AccountRecord, BranchRecord, EndpointRecord, OperationRecord } from "./model.ts";
 import { getOperation, listOperations } from "./operations.ts";
-import { listProjects } from "./projects.ts";
+import { organizationsOf } from "./projects.ts";
 import {
   createApiKeyBody,
   createBranchBody,
   createEndpointBody,
   listBranchesQuery,
   listOperationsQuery,
-  listProjectsQuery,
   parseInput,
   updateBranchBody,
   updateEndpointBody,
 } from "./requests.ts";
 import { formatTimestamp } from "./timestamps.ts";
+import { limitsOf } from "./plans.ts";
 import {
+  annotationView,
   apiKeyListView,
   apiKeyRevokeView,
   authDetailsView,
@@ -43,7 +44,6 @@ import {
   endpointView,
   operationView,
   organizationView,
-  projectView,
   roleView,
 } from "./views.ts";
 import type { World } from "./world.ts";
@@ -56,12 +56,18 @@ export interface ResponseShape {
   dropDeprecatedFields: boolean;
   /** The most branches one page of the branch list holds, whatever `limit` asks (default 10,000, the document's maximum). */
   branchPageMax: number;
+  /**
+   * A user's key must name `org_id` to list or create projects once the user belongs to an
+   * organization (default true: the platform answers 400 "org_id is required").
+   */
+  orgIdRequired: boolean;
 }
 
 export const defaultResponseShape: ResponseShape = {
   missingEndpointDelete: 204,
   dropDeprecatedFields: false,
   branchPageMax: 10_000,
+  orgIdRequired: true,
 };
 
 export interface ApiContext {
@@ -76,6 +82,8 @@ export interface ApiContext {
   now: number;
   /** The emulator's Postgres, which connection URIs name; absent: the platform's host form. */
   postgres?: PostgresAddresses | undefined;
+  /** Projects whose details do not load in time (a fault): `GET /projects` names them apart. */
+  unavailableProjects: ReadonlySet<string>;
 }
 
 /** A response body already serialised (`json`), or a value to serialise (`body`). */
@@ -177,6 +185,30 @@ export function branchChange(
   };
 }
 
+/**
+ * The update body has no annotation field (`BranchUpdateRequest`): a branch's annotation is set
+ * only by its create. The platform's answer to one sent anyway is not documented; refusing it,
+ * rather than ignoring it, keeps a client from believing it changed.
+ */
+function refuseAnnotationChange(body: unknown): void {
+  if (typeof body !== "object" || body === null) return;
+  const branch = (body as { branch?: unknown }).branch;
+  const paths = [
+    ...["annotation_value", "annotation", "annotations"].filter((key) => key in body),
+    ...(typeof branch === "object" && branch !== null
+      ? ["annotation_value", "annotation", "annotations"]
+          .filter((key) => key in branch)
+          .map((k) => `branch.${k}`)
+      : []),
+  ];
+  if (paths.length > 0) {
+    throw new PlatformError(
+      400,
+      `${paths[0]}: a branch's annotation is set only when it is created (annotation_value of the create); it cannot be changed`,
+    );
+  }
+}
+
 export const apiRoutes: ApiRoute[] = [
   {
     // Who the key belongs to: keys of one account share its rate budget.
@@ -201,19 +233,14 @@ export const apiRoutes: ApiRoute[] = [
     path: "/users/me/organizations",
     handle(ctx) {
       const { account } = ctx;
-      if (account.kind === "organization") {
-        return {
-          status: 200,
-          body: { organizations: [organizationView(account.id, account.name, account.createdAt)] },
-        };
-      }
-      const orgIds = new Set<string>();
-      for (const p of ctx.world.projects.values()) {
-        if (p.ownerId === account.id && p.orgId !== undefined) orgIds.add(p.orgId);
-      }
+      const plan = limitsOf(account).plan;
       return {
         status: 200,
-        body: { organizations: [...orgIds].map((id) => organizationView(id, id, account.createdAt)) },
+        body: {
+          organizations: organizationsOf(ctx.world, account).map((o) =>
+            organizationView(o.id, o.name, account.createdAt, plan),
+          ),
+        },
       };
     },
   },
@@ -250,37 +277,6 @@ export const apiRoutes: ApiRoute[] = [
       status: 200,
       body: apiKeyRevokeView(revokeApiKey(ctx.world, ctx.account.id, param(ctx, "key_id")), ctx.account),
     }),
-  },
-  {
-    method: "GET",
-    path: "/projects",
-    handle(ctx) {
-      const page = listProjects(
-        ctx.world,
-        ctx.account.id,
-        parseInput(listProjectsQuery, Object.fromEntries(ctx.query)),
-      );
-      return {
-        status: 200,
-        body: {
-          projects: page.projects.map((p) =>
-            projectView(p, { dropDeprecatedFields: ctx.shape.dropDeprecatedFields }),
-          ),
-          ...(page.cursor === undefined ? {} : { pagination: { cursor: page.cursor } }),
-          applications: {},
-          integrations: {},
-        },
-      };
-    },
-  },
-  {
-    // Projects other accounts share with this one: none in the emulated world (neonctl lists them too).
-    method: "GET",
-    path: "/projects/shared",
-    handle(ctx) {
-      parseInput(listProjectsQuery, Object.fromEntries(ctx.query));
-      return { status: 200, body: { projects: [] } };
-    },
   },
   {
     method: "POST",
@@ -368,7 +364,11 @@ export const apiRoutes: ApiRoute[] = [
       const query = parseInput(listBranchesQuery, Object.fromEntries(ctx.query));
       const page = branchPage(branchesOfProject(ctx.world, projectId), query, ctx.shape.branchPageMax);
       const branches = page.branches.map((b) => branchView(b, ctx.shape));
-      return { status: 200, body: { branches, annotations: {}, pagination: page.pagination } };
+      // The annotations of the listed branches that have one, by branch id.
+      const annotations = Object.fromEntries(
+        page.branches.filter((b) => b.annotation !== undefined).map((b) => [b.id, annotationView(b)]),
+      );
+      return { status: 200, body: { branches, annotations, pagination: page.pagination } };
     },
   },
   {
@@ -402,7 +402,7 @@ export const apiRoutes: ApiRoute[] = [
         status: 200,
         body: {
           branch: branchView(branch, ctx.shape),
-          annotation: { object: { type: "console/branch", id: branch.id }, value: {} },
+          annotation: annotationView(branch),
         },
       };
     },
@@ -413,6 +413,7 @@ export const apiRoutes: ApiRoute[] = [
     handle(ctx) {
       const projectId = param(ctx, "project_id");
       findBranch(ctx.world, projectId, param(ctx, "branch_id"));
+      refuseAnnotationChange(ctx.body);
       const { branch } = parseInput(updateBranchBody, ctx.body);
       const change = updateBranch(ctx.world, projectId, param(ctx, "branch_id"), branch, ctx.now);
       return { status: 200, body: { branch: branchView(change.branch, ctx.shape), operations: [] } };

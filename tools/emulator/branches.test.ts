@@ -164,3 +164,99 @@ describe("branches", () => {
     expect(ops[0]).toMatchObject({ action: "delete_timeline", branch_id: expiring.body.branch.id });
   });
 });
+
+describe("branch annotations", () => {
+  it("the create's annotation_value is kept: the list carries it by branch id, the branch's GET as its annotation", async () => {
+    const h = await startHarness();
+    const mark = { "neoncloud.dev/owner": "k8s-0a1b2c3d-0123456789abcdef", purpose: "preview" };
+    const created = await conforming(h, "POST", list, `${P}/branches`, {
+      branch: { name: "marked" },
+      endpoints: [{ type: "read_write" }],
+      annotation_value: mark,
+    });
+    const id = created.body.branch.id;
+    // The branch and its endpoint in one request, each with its operation.
+    expect(created.body.endpoints).toEqual([
+      expect.objectContaining({ branch_id: id, pending_state: "active" }),
+    ]);
+    expect(created.body.operations.map((o: { action: string }) => o.action)).toEqual([
+      "create_branch",
+      "start_compute",
+    ]);
+    h.clock.advance(2000);
+    const listed = await conforming(h, "GET", list, `${P}/branches`);
+    expect(listed.body.annotations).toEqual({
+      [id]: {
+        object: { type: "console/branch", id },
+        value: mark,
+        created_at: created.body.branch.created_at,
+        updated_at: created.body.branch.created_at,
+      },
+    });
+    const read = await conforming(h, "GET", one, `${P}/branches/${id}`);
+    expect(read.body.annotation.value).toEqual(mark);
+    // A branch never annotated shows an empty value.
+    const { dev } = await branchesOf(h);
+    const plain = await conforming(h, "GET", one, `${P}/branches/${dev}`);
+    expect(plain.body.annotation).toEqual({ object: { type: "console/branch", id: dev }, value: {} });
+    // Only the listed page's branches: a page without the marked branch has no annotations.
+    const page = await conforming(h, "GET", list, `${P}/branches?limit=1&sort_by=name&sort_order=asc`);
+    expect(page.body.branches[0].name).toBe("dev");
+    expect(page.body.annotations).toEqual({});
+  });
+
+  it("cannot be changed by a PATCH (the update body has no annotation field): refused, naming the field", async () => {
+    const h = await startHarness();
+    const created = await h.api("POST", `${P}/branches`, {
+      branch: { name: "marked" },
+      annotation_value: { a: "1" },
+    });
+    const path = `${P}/branches/${created.body.branch.id}`;
+    h.clock.advance(1000);
+    for (const [body, field] of [
+      [{ branch: { name: "renamed" }, annotation_value: { a: "2" } }, "annotation_value"],
+      [{ branch: { annotation_value: { a: "2" } } }, "branch.annotation_value"],
+      [{ branch: { annotations: { a: "2" } } }, "branch.annotations"],
+    ] as const) {
+      const res = await conforming(h, "PATCH", one, path, body);
+      expect(res.status).toBe(400);
+      expect(res.body.message).toMatch(
+        new RegExp(`^${field.replace(".", "\\.")}: a branch's annotation is set only when it is created`),
+      );
+    }
+    const after = await h.api("GET", path);
+    expect(after.body).toMatchObject({ branch: { name: "marked" }, annotation: { value: { a: "1" } } });
+  });
+
+  it.each([
+    [
+      { annotation_value: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "v"])) },
+      /^annotation_value: at most 50 entries/,
+    ],
+    [{ annotation_value: { n: 1 } }, /^annotation_value\.n: /],
+    [{ annotation_value: ["a"] }, /^annotation_value: /],
+  ])("a create's annotation_value %j is refused (400)", async (body, message) => {
+    const h = await startHarness();
+    const res = await conforming(h, "POST", list, `${P}/branches`, body);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(message);
+  });
+
+  it("50 entries are accepted, and a seeded branch may carry one", async () => {
+    const h = await startHarness({
+      seed: {
+        projects: [
+          {
+            id: "demo-project",
+            name: "demo",
+            branches: [{ id: "br-seeded", name: "dev", annotation_value: { by: "seed" } }],
+          },
+        ],
+      },
+    });
+    const value = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, "v"]));
+    expect((await h.api("POST", `${P}/branches`, { annotation_value: value })).status).toBe(201);
+    const seeded = await h.api("GET", `${P}/branches/br-seeded`);
+    expect(seeded.body.annotation.value).toEqual({ by: "seed" });
+  });
+});

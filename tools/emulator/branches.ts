@@ -3,9 +3,9 @@
 // `init` until its create_branch operation finishes; endpoints cannot be put
 // on it before ("branch not ready yet").
 import { copyCatalog } from "./catalog.ts";
-import { checkComputeRange } from "./compute-units.ts";
-import { newEndpoint } from "./endpoints.ts";
+import { newEndpoint, newEndpointSize } from "./endpoints.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
+import { checkEndpointType, projectLimits } from "./plans.ts";
 import { newBranchId } from "./ids.ts";
 import type { BranchRecord, EndpointRecord, OperationRecord } from "./model.ts";
 import type { CreateBranchBody, UpdateBranchBody } from "./requests.ts";
@@ -48,11 +48,9 @@ export function createBranch(
   if (specs.filter((e) => e.type === "read_write").length > 1) {
     throw badRequest("endpoints: a branch can have only one read_write endpoint");
   }
-  const ranges = specs.map((e) => {
-    const min = e.autoscaling_limit_min_cu ?? e.autoscaling_limit_max_cu ?? 1;
-    const max = e.autoscaling_limit_max_cu ?? e.autoscaling_limit_min_cu ?? 1;
-    checkComputeRange(min, max);
-    return { min, max };
+  const ranges = specs.map((e, i) => {
+    checkEndpointType(projectLimits(world, projectId), e.type);
+    return newEndpointSize(world, project, e, `endpoints[${i}].`);
   });
   world.assertUnlocked(projectId, [parent.id]);
 
@@ -69,6 +67,9 @@ export function createBranch(
     stateChangedAt: now,
     protected: body.branch?.protected ?? false,
     ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(body.annotation_value === undefined
+      ? {}
+      : { annotation: { value: body.annotation_value, createdAt: now, updatedAt: now } }),
   };
   world.addBranch(branch);
   copyCatalog(world, parent, branch, now);

@@ -24,7 +24,8 @@ describe("emulator command", () => {
         headers: { authorization: `Bearer ${printed.api_key}` },
       });
       const body = (await res.json()) as { projects: { id: string }[] };
-      expect(body.projects.map((p) => p.id)).toEqual(["demo-shop", "demo-analytics"]);
+      // Listed by id, the key of the project list's cursor.
+      expect(body.projects.map((p) => p.id)).toEqual(["demo-analytics", "demo-shop"]);
       // The connection URI it names is served by a real Postgres.
       const uri = await fetch(
         `${printed.url}/projects/demo-shop/connection_uri?database_name=neondb&role_name=neondb_owner`,

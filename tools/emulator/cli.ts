@@ -32,6 +32,9 @@ Options:
   --drop-deprecated-fields      leave out response fields the OpenAPI document marks
                                 deprecated (pooler_enabled, pooler_mode, cpu_used_sec,
                                 primary, login)
+  --no-org-id-required          a user's key lists and creates projects without org_id even
+                                when the user belongs to organizations (default: 400
+                                "org_id is required", as the platform)
   --no-rate-limits              turn off the platform's rate limits (700/min, 40/s per route)
   --postgres-host ADDR          address the endpoints' Postgres ports listen on
                                 (default 127.0.0.1)
@@ -68,6 +71,7 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
         "missing-endpoint-delete": { type: "string" },
         "drop-deprecated-fields": { type: "boolean" },
         "no-rate-limits": { type: "boolean" },
+        "no-org-id-required": { type: "boolean" },
         "postgres-host": { type: "string" },
         "postgres-advertised-host": { type: "string" },
         "postgres-idle-ms": { type: "string" },
@@ -150,6 +154,7 @@ export async function parseEmulatorArgs(argv: string[]): Promise<EmulatorOptions
     ...(missingDelete === undefined ? {} : { missingEndpointDelete: missingDelete === "204" ? 204 : 404 }),
     ...(values["drop-deprecated-fields"] ? { dropDeprecatedFields: true } : {}),
     ...(values["no-rate-limits"] ? { rateLimits: false as const } : {}),
+    ...(values["no-org-id-required"] ? { orgIdRequired: false } : {}),
     ...(values["no-postgres"] ? { postgres: false as const } : {}),
     ...(postgresFlags
       ? {

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { createNeonClient } from "@neon/sdk";
+import pg from "pg";
 import { EndpointType, createApiClient } from "@neondatabase/api-client";
 import { describe, expect, it } from "vitest";
 import { branchesOf, startHarness, type Harness } from "../../test/emulator/harness.ts";
@@ -106,6 +107,58 @@ describe("@neon/sdk", () => {
     const uri = await neon.postgres.connectionString({ projectId, branchId: main!, pooled: false });
     const password = await roles.password({ projectId, branchId: main!, roleName: "neondb_owner" });
     expect(new URL(uri).password).toBe(password);
+  });
+});
+
+describe("@neon/sdk projects", () => {
+  it("creates (waiting for its operations), connects, reads, lists, updates, deletes and recovers a project", async () => {
+    const h = await startHarness(realTime);
+    const neon = createNeonClient({
+      apiKey: h.emulator.bootstrapKey,
+      baseUrl: h.emulator.url,
+      throwOnError: true,
+      wait: { pollIntervalMs: 20, timeoutMs: 10_000 },
+    });
+    const created = await neon.projects.create({
+      name: "sdk-project",
+      region_id: "aws-eu-central-1",
+      pg_version: 16,
+      history_retention_seconds: 3600,
+      settings: { allowed_ips: { ips: ["203.0.113.0/24"] } },
+    });
+    expect(created).toMatchObject({ name: "sdk-project", region_id: "aws-eu-central-1", pg_version: 16 });
+    // The wait is over: the default branch's compute is running.
+    const [endpoint] = await neon.postgres.endpoints.list({ projectId: created.id });
+    expect(endpoint?.current_state).toBe("active");
+
+    const { project: connected, connectionString } = await neon.projects.createAndConnect({
+      name: "sdk-connected",
+    });
+    const client = new pg.Client({ connectionString });
+    await client.connect();
+    try {
+      expect((await client.query("select current_database() as db")).rows).toEqual([{ db: "neondb" }]);
+    } finally {
+      await client.end();
+    }
+
+    expect((await neon.projects.get({ projectId: created.id })).history_retention_seconds).toBe(3600);
+    const ids = (await neon.projects.list({ limit: 1 }).all()).map((p) => p.id);
+    expect(ids.sort()).toEqual([projectId, created.id, connected.id].sort());
+    const updated = await neon.projects.update({
+      projectId: created.id,
+      name: "sdk-renamed",
+      default_endpoint_settings: { autoscaling_limit_max_cu: 2 },
+    });
+    expect(updated).toMatchObject({
+      name: "sdk-renamed",
+      default_endpoint_settings: { autoscaling_limit_max_cu: 2 },
+    });
+    await neon.projects.delete({ projectId: created.id });
+    const gone = await neon.projects.get({ projectId: created.id }, { throwOnError: false });
+    expect(gone.error?.kind).toBe("not_found");
+    expect((await neon.projects.recover({ projectId: created.id })).id).toBe(created.id);
+    expect((await neon.projects.get({ projectId: created.id })).name).toBe("sdk-renamed");
   });
 });
 
@@ -265,6 +318,55 @@ describe("neonctl", () => {
       );
       await neonctl("api-keys", "revoke", String(created.id));
       expect((await h.api("GET", "/projects", undefined, { key: created.key })).status).toBe(401);
+    }));
+
+  it("creates, lists, reads, updates, deletes and recovers projects", () =>
+    withNeonctl(async (h, neonctl) => {
+      const created = (await neonctl(
+        "projects",
+        "create",
+        "--name",
+        "cli-project",
+        "--region-id",
+        "aws-eu-central-1",
+        "--database",
+        "app",
+        "--role",
+        "app_admin",
+        "--pg-version",
+        "16",
+        "--cu",
+        "0.5-2",
+      )) as { project: { id: string }; connection_uris: { connection_uri: string }[] };
+      const id = created.project.id;
+      expect(created.project).toMatchObject({
+        name: "cli-project",
+        region_id: "aws-eu-central-1",
+        pg_version: 16,
+      });
+      expect(new URL(created.connection_uris[0]!.connection_uri).username).toBe("app_admin");
+      const listed = (await neonctl("projects", "list")) as { projects: { id: string }[] };
+      expect(listed.projects.map((p) => p.id).sort()).toEqual([projectId, id].sort());
+      expect(await neonctl("projects", "get", id)).toMatchObject({
+        id,
+        default_endpoint_settings: { autoscaling_limit_min_cu: 0.5, autoscaling_limit_max_cu: 2 },
+      });
+      expect(
+        await neonctl("projects", "update", id, "--name", "renamed", "--block-vpc-connections"),
+      ).toMatchObject({
+        name: "renamed",
+        settings: { block_vpc_connections: true },
+      });
+      await neonctl("projects", "update", id, "--enable-logical-replication", "--yes");
+      expect((await h.api("GET", `/projects/${id}`)).body.project.settings.enable_logical_replication).toBe(
+        true,
+      );
+      expect(await neonctl("projects", "delete", id)).toMatchObject({ id });
+      expect((await h.api("GET", `/projects/${id}`)).status).toBe(404);
+      expect(await neonctl("projects", "list", "--recoverable-only")).toEqual([
+        expect.objectContaining({ id, deleted_at: expect.any(String) }),
+      ]);
+      expect(await neonctl("projects", "recover", id)).toMatchObject({ id, name: "renamed" });
     }));
 
   it("manages roles and databases, resets a branch from its parent, prints a connection string", () =>

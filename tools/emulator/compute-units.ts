@@ -8,14 +8,22 @@ export function isComputeSize(cu: number): boolean {
   return (cu >= 1 && cu <= 16) || (cu >= 18 && cu <= 56 && cu % 2 === 0);
 }
 
-/** Throws the platform's 400 when min/max is not a valid fixed size or autoscaling range. */
-export function checkComputeRange(min: number, max: number): void {
-  for (const cu of [min, max]) {
-    if (!isComputeSize(cu)) throw badRequest(`invalid compute size ${cu}`);
-  }
-  if (min > max) throw badRequest("autoscaling_limit_min_cu must not exceed autoscaling_limit_max_cu");
+/**
+ * Throws the platform's 400 when min/max is not a valid fixed size or autoscaling range, naming
+ * the field (under `prefix`, e.g. `default_endpoint_settings.`).
+ */
+export function checkComputeRange(min: number, max: number, prefix = ""): void {
+  const minField = `${prefix}autoscaling_limit_min_cu`;
+  const maxField = `${prefix}autoscaling_limit_max_cu`;
+  if (!isComputeSize(min)) throw badRequest(`${minField}: invalid compute size ${min}`);
+  if (!isComputeSize(max)) throw badRequest(`${maxField}: invalid compute size ${max}`);
+  if (min > max) throw badRequest(`${minField} must not exceed ${maxField}`);
   if (min < max) {
-    if (max > 16) throw badRequest("autoscaling range must stay within 16 CU; sizes above 16 are fixed only");
-    if (max - min > 8) throw badRequest("autoscaling range must not span more than 8 CU");
+    if (max > 16) {
+      throw badRequest(
+        `${maxField}: an autoscaling range must stay within 16 CU; sizes above 16 are fixed only`,
+      );
+    }
+    if (max - min > 8) throw badRequest(`${maxField}: an autoscaling range must not span more than 8 CU`);
   }
 }

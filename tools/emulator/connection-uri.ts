@@ -63,11 +63,57 @@ export async function connectionUri(
   const role = findRole(branch, query.role_name);
   const database = findDatabase(branch, query.database_name);
   const password = storedPassword(project, role);
-  const pooled = query.pooled === "true";
-  const { host, port, sslmode } = postgres
-    ? await postgres.address(endpoint, pooled)
-    : platformAddress(endpoint, project, pooled);
-  const user = encodeURIComponent(role.name);
+  const address = await endpointAddress(endpoint, project, query.pooled === "true", postgres);
+  return formatUri(role.name, password, database.name, address);
+}
+
+/** Where a client reaches the endpoint: the emulator's Postgres, or the platform's host form. */
+function endpointAddress(
+  endpoint: EndpointRecord,
+  project: ProjectRecord,
+  pooled: boolean,
+  postgres: PostgresAddresses | undefined,
+): Promise<PostgresAddress> {
+  return postgres
+    ? postgres.address(endpoint, pooled)
+    : Promise.resolve(platformAddress(endpoint, project, pooled));
+}
+
+function formatUri(
+  roleName: string,
+  password: string,
+  databaseName: string,
+  address: PostgresAddress,
+): string {
+  const { host, port, sslmode } = address;
   const hostPort = port === 5432 ? host : `${host}:${port}`;
-  return `postgresql://${user}:${encodeURIComponent(password)}@${hostPort}/${encodeURIComponent(database.name)}?sslmode=${sslmode}`;
+  return `postgresql://${encodeURIComponent(roleName)}:${encodeURIComponent(password)}@${hostPort}/${encodeURIComponent(databaseName)}?sslmode=${sslmode}`;
+}
+
+/**
+ * A create answer's `ConnectionDetails`: the direct URI with the role's password (shown whether or
+ * not the project stores passwords: it is the one time a client sees it), and its parts. The
+ * platform's `host` and `pooler_host` are host names; the emulator's Postgres gives the same host
+ * for both, so the SDK's swap of one for the other keeps the direct port, which serves the same
+ * database.
+ */
+export async function connectionDetails(
+  endpoint: EndpointRecord,
+  project: ProjectRecord,
+  role: { name: string; password: string },
+  databaseName: string,
+  postgres: PostgresAddresses | undefined,
+): Promise<Record<string, unknown>> {
+  const direct = await endpointAddress(endpoint, project, false, postgres);
+  const pooled = await endpointAddress(endpoint, project, true, postgres);
+  return {
+    connection_uri: formatUri(role.name, role.password, databaseName, direct),
+    connection_parameters: {
+      database: databaseName,
+      password: role.password,
+      role: role.name,
+      host: direct.host,
+      pooler_host: pooled.host,
+    },
+  };
 }

@@ -21,9 +21,14 @@ export interface DatabaseChange {
 /** Databases every Postgres has already. */
 const reservedDatabaseNames = new Set(["postgres", "template0", "template1"]);
 
+/** A database name Postgres and the platform accept (400 naming `field` otherwise). */
+export function checkDatabaseName(field: string, name: string): void {
+  checkIdentifier(field, name);
+  if (reservedDatabaseNames.has(name)) throw badRequest(`${field}: ${name} is reserved`);
+}
+
 function checkName(branch: BranchRecord, name: string): void {
-  checkIdentifier("database.name", name);
-  if (reservedDatabaseNames.has(name)) throw badRequest(`database.name: ${name} is reserved`);
+  checkDatabaseName("database.name", name);
   if (databasesOf(branch).some((d) => d.name === name)) {
     throw new PlatformError(409, `database ${name} already exists`);
   }

@@ -16,6 +16,7 @@ import {
   type ResponseShape,
 } from "./api-routes.ts";
 import { catalogRoutes } from "./catalog-routes.ts";
+import { projectRoutes } from "./project-routes.ts";
 import { createClock, type Clock } from "./clock.ts";
 import { PlatformError, notFound, projectLocked } from "./errors.ts";
 import { Faults } from "./faults.ts";
@@ -72,6 +73,12 @@ export interface EmulatorOptions {
    * (default false: the document still lists them as required).
    */
   dropDeprecatedFields?: boolean;
+  /**
+   * Whether a user's key must name `org_id` to list or create projects once the user belongs to
+   * an organization (default true, as the platform: 400 "org_id is required"). `false` lists all
+   * of the user's projects and creates personal ones without it.
+   */
+  orgIdRequired?: boolean;
   /** The platform's limits by default; `false` turns them off. */
   rateLimits?: RateLimits | false;
   /** Keep the world in this file across restarts (loaded at start when it exists). */
@@ -196,6 +203,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     missingEndpointDelete: options.missingEndpointDelete ?? defaultResponseShape.missingEndpointDelete,
     dropDeprecatedFields: options.dropDeprecatedFields ?? defaultResponseShape.dropDeprecatedFields,
     branchPageMax: options.branchPageMax ?? defaultResponseShape.branchPageMax,
+    orgIdRequired: options.orgIdRequired ?? defaultResponseShape.orgIdRequired,
   };
   const target: AdminTarget = {
     world,
@@ -221,7 +229,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
   };
   const apiRouter = FindMyWay({ ignoreTrailingSlash: true });
-  for (const route of [...apiRoutes, ...catalogRoutes])
+  for (const route of [...apiRoutes, ...projectRoutes, ...catalogRoutes])
     apiRouter.on(route.method, route.path, () => undefined, route);
   const adminRouter = FindMyWay({ ignoreTrailingSlash: true });
   for (const route of adminRoutes) adminRouter.on(route.method, route.path, () => undefined, route);
@@ -262,8 +270,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
       ...(fault === undefined ? {} : { fault }),
     });
-    const fail = (status: number, message: string, fault?: string): void => {
-      sendError(res, status, message, requestId);
+    const fail = (status: number, message: string, fault?: string, code?: string): void => {
+      sendError(res, status, message, requestId, code);
       requestLog.add(entry(status, fault));
     };
 
@@ -319,13 +327,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         body,
         now,
         postgres: front,
+        unavailableProjects: faults.unavailableProjects,
       };
       response = await route.handle(ctx);
       recordKeyUse(key, remoteAddress(req), now);
     } catch (err) {
       if (!(err instanceof PlatformError)) console.error("emulator: request failed:", err);
-      const status = err instanceof PlatformError ? err.status : 500;
-      fail(status, err instanceof PlatformError ? err.message : "internal error");
+      if (err instanceof PlatformError) fail(err.status, err.message, undefined, err.code);
+      else fail(500, "internal error");
       return;
     } finally {
       scheduleSave();
@@ -362,7 +371,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       sendResponse(res, response, requestId);
     } catch (err) {
       if (!(err instanceof PlatformError)) console.error("emulator: admin request failed:", err);
-      sendError(res, err instanceof PlatformError ? err.status : 500, errorMessage(err), requestId);
+      sendError(
+        res,
+        err instanceof PlatformError ? err.status : 500,
+        errorMessage(err),
+        requestId,
+        err instanceof PlatformError ? err.code : "",
+      );
     } finally {
       scheduleSave();
     }

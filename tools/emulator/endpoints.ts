@@ -2,6 +2,7 @@
 // and which operations it starts (the contract's state table).
 import { checkComputeRange } from "./compute-units.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
+import { checkEndpointType, checkPlanCompute, projectLimits } from "./plans.ts";
 import { newEndpointId } from "./ids.ts";
 import type {
   EndpointRecord,
@@ -11,6 +12,7 @@ import type {
   ProjectRecord,
 } from "./model.ts";
 import type { CreateEndpointBody, UpdateEndpointBody } from "./requests.ts";
+import { defaultEndpointSettingsOf } from "./views.ts";
 import type { OperationSpec, World } from "./world.ts";
 
 export interface EndpointChange {
@@ -65,9 +67,8 @@ export function createEndpoint(
   if (body.region_id !== undefined && body.region_id !== project.regionId) {
     throw badRequest(`region_id must be the project's region ${project.regionId}`);
   }
-  const min = body.autoscaling_limit_min_cu ?? body.autoscaling_limit_max_cu ?? 1;
-  const max = body.autoscaling_limit_max_cu ?? body.autoscaling_limit_min_cu ?? 1;
-  checkComputeRange(min, max);
+  const { min, max } = newEndpointSize(world, project, body);
+  checkEndpointType(projectLimits(world, projectId), body.type);
   if (
     body.type === "read_write" &&
     world.endpointsOfBranch(body.branch_id).some((e) => e.type === "read_write")
@@ -82,7 +83,27 @@ export function createEndpoint(
   return { endpoint, operations };
 }
 
-/** A new endpoint record with the platform's defaults for every field not given. */
+/**
+ * A new endpoint's size: one limit given makes a fixed size; none, the project's default endpoint
+ * settings. Refused (400) when it is no valid size or range, or beyond the owner's plan.
+ */
+export function newEndpointSize(
+  world: World,
+  project: ProjectRecord,
+  body: { autoscaling_limit_min_cu?: number | undefined; autoscaling_limit_max_cu?: number | undefined },
+  prefix = "",
+): { min: number; max: number } {
+  const defaults = defaultEndpointSettingsOf(project);
+  const min =
+    body.autoscaling_limit_min_cu ?? body.autoscaling_limit_max_cu ?? defaults.autoscaling_limit_min_cu;
+  const max =
+    body.autoscaling_limit_max_cu ?? body.autoscaling_limit_min_cu ?? defaults.autoscaling_limit_max_cu;
+  checkComputeRange(min, max, prefix);
+  checkPlanCompute(projectLimits(world, project.id), min, max, prefix);
+  return { min, max };
+}
+
+/** A new endpoint record with the project's or the platform's defaults for every field not given. */
 export function newEndpoint(
   project: ProjectRecord,
   body: CreateEndpointBody,
@@ -106,7 +127,8 @@ export function newEndpoint(
     disabled,
     passwordlessAccess: body.passwordless_access ?? true,
     provisioner: body.provisioner ?? project.provisioner,
-    suspendTimeoutSeconds: body.suspend_timeout_seconds ?? 0,
+    suspendTimeoutSeconds:
+      body.suspend_timeout_seconds ?? defaultEndpointSettingsOf(project).suspend_timeout_seconds,
     creationSource,
     createdAt: now,
     updatedAt: now,
@@ -127,6 +149,7 @@ export function updateEndpoint(
   if (body.autoscaling_limit_max_cu === undefined) max = Math.max(min, max);
   if (body.autoscaling_limit_min_cu === undefined) min = Math.min(min, max);
   checkComputeRange(min, max);
+  checkPlanCompute(projectLimits(world, projectId), min, max);
   const targetBranch = body.branch_id === endpoint.branchId ? undefined : body.branch_id;
   const branchChanged = targetBranch !== undefined;
   if (targetBranch !== undefined) {

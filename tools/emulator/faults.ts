@@ -82,6 +82,12 @@ export const operationFaultSchema = z.object({
 export const faultsSchema = z.object({
   requests: z.array(requestFaultSchema).default([]),
   operations: z.array(operationFaultSchema).default([]),
+  unavailable_projects: z
+    .array(z.string().regex(/^[a-z0-9-]{1,60}$/))
+    .default([])
+    .describe(
+      "project ids GET /projects names in unavailable_project_ids instead of listing (details that did not load in time)",
+    ),
 });
 
 /** Faults as a client sends them (defaults may be left out). */
@@ -100,7 +106,9 @@ export interface FaultEffect {
 }
 
 export class Faults {
-  private config: ParsedFaults = { requests: [], operations: [] };
+  private config: ParsedFaults = { requests: [], operations: [], unavailable_projects: [] };
+  /** The projects whose details do not load in time (`unavailable_project_ids`). */
+  unavailableProjects: ReadonlySet<string> = new Set();
   private readonly random: () => number;
 
   constructor(random: () => number = Math.random) {
@@ -114,10 +122,11 @@ export class Faults {
   /** Replaces every fault; the input is validated like the admin API's body. */
   set(config: FaultsConfig): void {
     this.config = faultsSchema.parse(config);
+    this.unavailableProjects = new Set(this.config.unavailable_projects);
   }
 
   clear(): void {
-    this.config = { requests: [], operations: [] };
+    this.set({});
   }
 
   /** Rolls each matching rule; `undefined` when none fires (the common, fast case). */

@@ -40,6 +40,26 @@ export interface AccountRecord {
   image: string;
   email: string;
   createdAt: number;
+  /** What its plan allows; absent (older state files): the default plan's. */
+  limits?: PlanLimits;
+  /**
+   * The organizations a user belongs to besides those its projects name (a user's key must name
+   * one of them as `org_id` to list or create projects). Unused for an organization.
+   */
+  organizations?: { id: string; name: string }[];
+}
+
+/** The limits of an account's plan where the platform refuses a request (see plans.ts). */
+export interface PlanLimits {
+  plan: "free" | "launch" | "scale" | "business";
+  /** Live projects the account may have (422 PROJECTS_LIMIT_EXCEEDED beyond). */
+  maxProjects: number;
+  /** The largest `history_retention_seconds` (400 beyond). */
+  maxHistoryRetentionSeconds: number;
+  /** The largest compute size an endpoint may have, fixed or as a range's maximum (400 beyond). */
+  maxComputeUnits: number;
+  /** Whether read-only endpoints (read replicas) may be created (422 when not). */
+  readReplicas: boolean;
 }
 
 export interface ApiKeyRecord {
@@ -69,8 +89,57 @@ export interface ProjectRecord {
   branchLogicalSizeLimitMiB: number;
   /** Whether the platform keeps role passwords (`reveal_password` answers 412 when not); absent: true. */
   storePasswords?: boolean;
+  /** Absent (older state files): one day. */
+  historyRetentionSeconds?: number;
+  /** The project's `settings` as the platform shows them (the wire form); absent: none set. */
+  settings?: ProjectSettings;
+  /** What new endpoints of the project start with; absent (older state files): 1 CU fixed. */
+  defaultEndpointSettings?: DefaultEndpointSettings;
+  /** When `settings.hipaa` was turned on. */
+  hipaaEnabledAt?: number;
   createdAt: number;
   updatedAt: number;
+}
+
+/** `ProjectSettingsData` of the OpenAPI document, kept in its wire form. */
+export interface ProjectSettings {
+  quota?: Partial<
+    Record<
+      | "active_time_seconds"
+      | "compute_time_seconds"
+      | "written_data_bytes"
+      | "data_transfer_bytes"
+      | "logical_size_bytes",
+      number
+    >
+  >;
+  allowed_ips?: { ips?: string[]; protected_branches_only?: boolean };
+  enable_logical_replication?: boolean;
+  maintenance_window?: { weekdays: number[]; start_time: string; end_time: string };
+  block_public_connections?: boolean;
+  block_vpc_connections?: boolean;
+  audit_log_level?: "base" | "extended" | "full";
+  hipaa?: boolean;
+  preload_libraries?: { use_defaults?: boolean; enabled_libraries?: string[] };
+}
+
+/** `DefaultEndpointSettings` of the OpenAPI document, kept in its wire form. */
+export interface DefaultEndpointSettings {
+  autoscaling_limit_min_cu: number;
+  autoscaling_limit_max_cu: number;
+  suspend_timeout_seconds: number;
+  pg_settings?: Record<string, string>;
+}
+
+/** A deleted project with everything that was in it, kept until its recovery window ends. */
+export interface DeletedProjectRecord {
+  project: ProjectRecord;
+  deletedAt: number;
+  /** When its data is gone for good (emulated ms). */
+  purgeAt: number;
+  branches: BranchRecord[];
+  endpoints: EndpointRecord[];
+  operations: OperationRecord[];
 }
 
 export type BranchState = "init" | "ready";
@@ -94,6 +163,8 @@ export interface BranchRecord {
   /** Its Postgres roles and databases; absent (older state files): none. */
   roles?: RoleRecord[];
   databases?: DatabaseRecord[];
+  /** The `annotation_value` given at its creation; absent: none. */
+  annotation?: { value: Record<string, string>; createdAt: number; updatedAt: number };
 }
 
 /** A Postgres role of a branch. */
@@ -149,10 +220,12 @@ export interface EndpointRecord {
 
 export type OperationAction =
   | "apply_config"
+  | "apply_storage_config"
   | "check_availability"
   | "create_branch"
   | "delete_timeline"
   | "create_timeline"
+  | "delete_tenant"
   | "start_compute"
   | "suspend_compute";
 
@@ -188,6 +261,8 @@ export interface WorldState {
   branches: BranchRecord[];
   endpoints: EndpointRecord[];
   operations: OperationRecord[];
+  /** Deleted projects within their recovery window (absent in older state files). */
+  deletedProjects?: DeletedProjectRecord[];
   nextCheckAvailabilityAt?: number;
   savedAt: number;
 }

@@ -144,6 +144,51 @@ describe("responses conform to the official OpenAPI document", () => {
     ]);
   });
 
+  it("for the project routes and regions, in success and in error", async () => {
+    const h = await startHarness({ seed: { limits: { plan: "free" }, projects: [] } });
+    const L = "/projects";
+    const one = "/projects/{project_id}";
+    const calls: [string, string, string, unknown?][] = [
+      ["POST", L, L, { project: { name: "validated", branch: { annotations: { a: "b" } } } }],
+      ["POST", L, L, { project: { pg_version: 12 } }],
+      ["POST", L, L, { project: { history_retention_seconds: 86_400 } }],
+      ["GET", L, `${L}?limit=1`],
+      ["GET", L, `${L}?limit=500`],
+      ["GET", "/regions", "/regions"],
+    ];
+    const statuses: number[] = [];
+    for (const [method, template, path, body] of calls) {
+      statuses.push((await conforming(h, method, template, path, body)).status);
+    }
+    expect(statuses).toEqual([201, 400, 400, 200, 400, 200]);
+    const [project] = (await h.api("GET", L)).body.projects;
+    const P = `${L}/${project.id}`;
+    await conforming(h, "PATCH", one, P, { project: { name: "busy" } }); // 423
+    h.clock.advance(5000);
+    const later: [string, string, string, unknown?][] = [
+      ["GET", one, P],
+      ["GET", one, `${L}/no-such-project`],
+      [
+        "PATCH",
+        one,
+        P,
+        { project: { settings: { enable_logical_replication: true }, history_retention_seconds: 3600 } },
+      ],
+      ["PATCH", one, P, { project: { region_id: "aws-us-east-1" } }],
+      ["GET", "/projects/{project_id}/branches", `${P}/branches`],
+    ];
+    for (const [method, template, path, body] of later) {
+      statuses.push((await conforming(h, method, template, path, body)).status);
+    }
+    h.clock.advance(5000);
+    statuses.push((await conforming(h, "DELETE", one, P)).status);
+    statuses.push((await conforming(h, "GET", L, `${L}?recoverable=true`)).status);
+    statuses.push((await conforming(h, "POST", `${one}/recover`, `${P}/recover`)).status);
+    statuses.push((await conforming(h, "POST", `${one}/recover`, `${P}/recover`)).status);
+    statuses.push((await conforming(h, "DELETE", one, `${L}/no-such-project`)).status);
+    expect(statuses.slice(6)).toEqual([200, 404, 200, 400, 200, 200, 200, 200, 404, 404]);
+  });
+
   it("for a failed operation", async () => {
     const h = await startHarness();
     await h.admin("PUT", "/faults", { operations: [{}] });

@@ -208,4 +208,66 @@ describe("state file", () => {
       await second.close();
     }
   });
+
+  it("a restart keeps the projects made through the API, the deleted ones within their window, and changed limits", async () => {
+    const stateFile = await newStateFile();
+    const options = {
+      stateFile,
+      rateLimits: false as const,
+      operationDurationMs: 10,
+      clock: createManualClock(),
+    };
+    const first = await startEmulator(options);
+    const [accountId] = first.bootstrapKeys.keys();
+    const key = first.bootstrapKey;
+    const made = await call(`${first.url}/projects`, key, "POST", {
+      project: {
+        name: "made",
+        settings: { enable_logical_replication: true },
+        branch: { annotations: { a: "b" } },
+      },
+    });
+    const doomed = await call(`${first.url}/projects`, key, "POST", { project: { name: "doomed" } });
+    const gone = await call(`${first.url}/projects`, key, "POST", { project: { name: "gone" } });
+    options.clock.advance(1000);
+    for (const id of [doomed.body.project.id, gone.body.project.id]) {
+      expect((await call(`${first.url}/projects/${id}`, key, "DELETE")).status).toBe(200);
+    }
+    await fetch(`${first.adminUrl}/accounts/${accountId}/limits`, {
+      method: "PUT",
+      body: JSON.stringify({ plan: "free" }),
+    });
+    await first.close();
+
+    const second = await startEmulator(options);
+    try {
+      const read = await call(`${second.url}/projects/${made.body.project.id}`, key);
+      expect(read.body.project).toMatchObject({
+        name: "made",
+        settings: { enable_logical_replication: true },
+      });
+      const branch = await call(
+        `${second.url}/projects/${made.body.project.id}/branches/${made.body.branch.id}`,
+        key,
+      );
+      expect(branch.body.annotation.value).toEqual({ a: "b" });
+      const recoverable = (await call(`${second.url}/projects?recoverable=true`, key)).body.projects;
+      expect(recoverable.map((p: { id: string }) => p.id).sort()).toEqual(
+        [doomed.body.project.id, gone.body.project.id].sort(),
+      );
+      const limits = await fetch(`${second.adminUrl}/accounts/${accountId}/limits`);
+      expect(await limits.json()).toMatchObject({ plan: "free", max_history_retention_seconds: 21_600 });
+      expect(
+        (await call(`${second.url}/projects/${doomed.body.project.id}/recover`, key, "POST")).status,
+      ).toBe(200);
+      // The recovery window is counted from the deletion, across the restart: this one is purged.
+      expect((await call(`${second.url}/projects/${doomed.body.project.id}`, key, "DELETE")).status).toBe(
+        200,
+      );
+      options.clock.advance(7 * 24 * 3600 * 1000);
+      expect((await call(`${second.url}/projects?recoverable=true`, key)).body.projects).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  });
 });

@@ -1,10 +1,13 @@
 // What the platform accepts: request bodies and query parameters, as zod
 // schemas. Unknown fields are ignored, as the platform does.
+import { isIP } from "node:net";
 import { z } from "zod";
 import { badRequest, type PlatformError } from "./errors.ts";
 
 const id = z.string().regex(/^[a-z0-9-]{1,60}$/, "must match ^[a-z0-9-]{1,60}$");
 const computeUnit = z.number().min(0.25);
+const suspendTimeout = z.number().int().min(-1).max(604800);
+const pgSettings = z.record(z.string(), z.string());
 
 const endpointFields = {
   autoscaling_limit_min_cu: computeUnit.optional(),
@@ -15,7 +18,7 @@ const endpointFields = {
   pooler_mode: z.literal("transaction").optional(),
   disabled: z.boolean().optional(),
   passwordless_access: z.boolean().optional(),
-  suspend_timeout_seconds: z.number().int().min(-1).max(604800).optional(),
+  suspend_timeout_seconds: suspendTimeout.optional(),
   name: z.string().min(1).max(64).optional(),
 };
 
@@ -39,6 +42,11 @@ const timestamp = z.iso
   .datetime({ offset: true, precision: 0 })
   .or(z.iso.datetime({ offset: true, precision: -1 }));
 
+/** `AnnotationValueData`: a string map of at most 50 entries. */
+const annotationValue = z
+  .record(z.string(), z.string())
+  .refine((value) => Object.keys(value).length <= 50, "at most 50 entries");
+
 export const createBranchBody = z
   .object({
     branch: z
@@ -56,11 +64,12 @@ export const createBranchBody = z
           autoscaling_limit_min_cu: computeUnit.optional(),
           autoscaling_limit_max_cu: computeUnit.optional(),
           provisioner: z.string().min(1).optional(),
-          settings: z.object({ pg_settings: z.record(z.string(), z.string()).optional() }).optional(),
-          suspend_timeout_seconds: z.number().int().min(-1).max(604800).optional(),
+          settings: z.object({ pg_settings: pgSettings.optional() }).optional(),
+          suspend_timeout_seconds: suspendTimeout.optional(),
         }),
       )
       .optional(),
+    annotation_value: annotationValue.optional(),
   })
   .default({});
 export type CreateBranchBody = z.infer<typeof createBranchBody>;
@@ -75,6 +84,116 @@ export const updateBranchBody = z.object({
 export type UpdateBranchBody = z.infer<typeof updateBranchBody>["branch"];
 
 const postgresName = z.string().min(1);
+
+/** An IP address, a CIDR block (`10.0.0.0/8`) or a range (`10.0.0.1-10.0.0.9`) of one family. */
+export function isAllowedIpEntry(entry: string): boolean {
+  const cidr = /^([^/]+)\/(\d{1,3})$/.exec(entry);
+  if (cidr?.[1] && cidr[2]) {
+    const family = isIP(cidr[1]);
+    return family !== 0 && Number(cidr[2]) <= (family === 4 ? 32 : 128);
+  }
+  const range = entry.split("-");
+  if (range.length === 2) {
+    const [from = "", to = ""] = range;
+    return isIP(from) !== 0 && isIP(from) === isIP(to);
+  }
+  return isIP(entry) !== 0;
+}
+
+const time = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be "HH:MM" (UTC)');
+const count = z.number().int().min(0);
+
+/** `ProjectSettingsData`; what is not given stays as it is (a key given replaces its value). */
+export const projectSettingsBody = z.object({
+  quota: z
+    .object({
+      active_time_seconds: count.optional(),
+      compute_time_seconds: count.optional(),
+      written_data_bytes: count.optional(),
+      data_transfer_bytes: count.optional(),
+      logical_size_bytes: count.optional(),
+    })
+    .optional(),
+  allowed_ips: z
+    .object({
+      ips: z
+        .array(z.string().refine(isAllowedIpEntry, "must be an IP address, a CIDR block or a range a-b"))
+        .optional(),
+      protected_branches_only: z.boolean().optional(),
+    })
+    .optional(),
+  enable_logical_replication: z.boolean().optional(),
+  maintenance_window: z
+    .object({
+      weekdays: z
+        .array(z.number().int().min(1).max(7))
+        .min(1)
+        .refine((days) => new Set(days).size === days.length, "each weekday at most once"),
+      start_time: time,
+      end_time: time,
+    })
+    .refine((w) => w.start_time !== w.end_time, "end_time must differ from start_time")
+    .optional(),
+  block_public_connections: z.boolean().optional(),
+  block_vpc_connections: z.boolean().optional(),
+  audit_log_level: z.enum(["base", "extended", "full"]).optional(),
+  hipaa: z.boolean().optional(),
+  preload_libraries: z
+    .object({
+      use_defaults: z.boolean().optional(),
+      enabled_libraries: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
+});
+export type ProjectSettingsBody = z.infer<typeof projectSettingsBody>;
+
+/** `DefaultEndpointSettings` (the deprecated `pgbouncer_settings` is ignored). */
+export const defaultEndpointSettingsBody = z.object({
+  pg_settings: pgSettings.optional(),
+  autoscaling_limit_min_cu: computeUnit.optional(),
+  autoscaling_limit_max_cu: computeUnit.optional(),
+  suspend_timeout_seconds: suspendTimeout.optional(),
+});
+export type DefaultEndpointSettingsBody = z.infer<typeof defaultEndpointSettingsBody>;
+
+const historyRetention = z.number().int().min(0).max(2_592_000);
+
+export const createProjectBody = z.object({
+  project: z.object({
+    name: z.string().min(1).max(256).optional(),
+    region_id: z.string().min(1).optional(),
+    pg_version: z.number().int().min(14).max(18).optional(),
+    org_id: id.optional(),
+    history_retention_seconds: historyRetention.optional(),
+    store_passwords: z.boolean().optional(),
+    provisioner: z.enum(["k8s-pod", "k8s-neonvm", "serverless-platform"]).optional(),
+    branch: z
+      .object({
+        name: z.string().min(1).max(256).optional(),
+        role_name: postgresName.optional(),
+        database_name: postgresName.optional(),
+        annotations: annotationValue.optional(),
+      })
+      .optional(),
+    default_endpoint_settings: defaultEndpointSettingsBody.optional(),
+    /** Deprecated aliases of `default_endpoint_settings`' limits. */
+    autoscaling_limit_min_cu: computeUnit.optional(),
+    autoscaling_limit_max_cu: computeUnit.optional(),
+    settings: projectSettingsBody.optional(),
+  }),
+});
+export type CreateProjectBody = z.infer<typeof createProjectBody>["project"];
+
+/** What a project update may change; the fields fixed at creation are refused by name (project-changes.ts). */
+export const updateProjectBody = z.object({
+  project: z.object({
+    name: z.string().min(1).max(256).optional(),
+    settings: projectSettingsBody.optional(),
+    default_endpoint_settings: defaultEndpointSettingsBody.optional(),
+    history_retention_seconds: historyRetention.optional(),
+  }),
+});
+export type UpdateProjectBody = z.infer<typeof updateProjectBody>["project"];
 
 export const createRoleBody = z.object({
   role: z.object({ name: postgresName, no_login: z.boolean().optional() }),
@@ -114,7 +233,11 @@ export const listProjectsQuery = z.object({
   cursor: z.string().optional(),
   search: z.string().optional(),
   org_id: id.optional(),
+  /** The document's `TimeoutParam`; no emulated project is slow, so it only has to be valid. */
+  timeout: z.coerce.number().int().min(100).max(30_000).optional(),
+  recoverable: z.enum(["true", "false"]).optional(),
 });
+export type ListProjectsQuery = z.infer<typeof listProjectsQuery>;
 
 /** The document's `LimitParam` allows up to 10,000; without one a page is small (branch-list.ts). */
 export const listBranchesQuery = z.object({

@@ -57,6 +57,8 @@ describe("deprecated response fields", () => {
       ["GET", one, await h.api("GET", `${P}/endpoints/${created.body.endpoint.id}`)],
       ["GET", "/projects", await h.api("GET", "/projects")],
       ["GET", "/projects/{project_id}/branches", await h.api("GET", `${P}/branches`)],
+      ["GET", "/projects/{project_id}", await h.api("GET", P)],
+      ["POST", "/projects", await h.api("POST", "/projects", { project: {} })],
     ] as const;
     const serialized = JSON.stringify(responses.map(([, , res]) => res.body));
     for (const field of ["pooler_enabled", "pooler_mode", "cpu_used_sec", '"primary"'])

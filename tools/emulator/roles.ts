@@ -26,16 +26,20 @@ export interface RoleChange {
 /** Names Postgres or the platform keeps for itself. */
 const reservedRoleNames = new Set(["postgres", "public", "cloud_admin", "neon_superuser", "neon_service"]);
 
+/** A role name Postgres and the platform accept (400 naming `field` otherwise). */
+export function checkRoleName(field: string, name: string): void {
+  checkIdentifier(field, name);
+  if (reservedRoleNames.has(name) || name.startsWith("pg_"))
+    throw badRequest(`${field}: ${name} is reserved`);
+}
+
 export function createRole(
   world: World,
   branch: BranchRecord,
   body: { name: string; no_login?: boolean | undefined },
   now: number,
 ): RoleChange {
-  checkIdentifier("role.name", body.name);
-  if (reservedRoleNames.has(body.name) || body.name.startsWith("pg_")) {
-    throw badRequest(`role.name: ${body.name} is reserved`);
-  }
+  checkRoleName("role.name", body.name);
   if (rolesOf(branch).some((r) => r.name === body.name)) {
     throw new PlatformError(409, `role ${body.name} already exists`);
   }

@@ -4,6 +4,9 @@ import { readFile } from "node:fs/promises";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { defaultDatabaseName, defaultRoleName } from "./catalog.ts";
+import { limitsSchema } from "./plans.ts";
+import { defaultRegionId } from "./regions.ts";
+import { defaultEndpointSettingsBody, projectSettingsBody } from "./requests.ts";
 
 const id = z.string().regex(/^[a-z0-9-]{1,60}$/);
 
@@ -11,12 +14,16 @@ const branchSeed = z.object({
   id: id.optional(),
   name: z.string().min(1),
   parent: z.string().optional().describe("name or id of the parent branch (default: the primary branch)"),
+  annotation_value: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("the annotation given at its creation, as a create-branch body's annotation_value"),
 });
 
 const projectSeed = z.object({
   id: id.optional(),
   name: z.string().min(1),
-  region_id: z.string().default("aws-us-east-2"),
+  region_id: z.string().default(defaultRegionId),
   pg_version: z.number().int().min(14).max(18).default(17),
   org_id: id.optional(),
   provisioner: z.string().default("k8s-neonvm"),
@@ -37,6 +44,17 @@ const projectSeed = z.object({
     .boolean()
     .default(true)
     .describe("whether the platform keeps role passwords (reveal_password answers 412 when not)"),
+  history_retention_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(2_592_000)
+    .optional()
+    .describe("default: one day, within the account's plan"),
+  settings: projectSettingsBody.optional().describe("the project's settings, as a project create's"),
+  default_endpoint_settings: defaultEndpointSettingsBody
+    .optional()
+    .describe("what new endpoints start with (default: 1 CU fixed, or the plan's largest size below it)"),
   branches: z.array(branchSeed).default([]).describe("child branches, without endpoints"),
 });
 
@@ -53,6 +71,10 @@ const accountInfo = z
     name: z.string().default("Emulated User"),
     image: z.string().default(""),
     email: z.email().default("user@example.com"),
+    organizations: z
+      .array(z.object({ id, name: z.string().min(1) }))
+      .optional()
+      .describe("a user's organizations besides those its projects name (org_id)"),
   })
   .superRefine((account, ctx) => {
     if (account.id === undefined) return;
@@ -90,6 +112,9 @@ const accountSeed = z.object({
         .describe("the key value; generated when absent"),
     })
     .default({ name: "bootstrap" }),
+  limits: limitsSchema
+    .optional()
+    .describe("the plan's limits: plan (free|launch|scale|business) and any figure overridden"),
   projects: z.array(projectSeed).default([]),
 });
 

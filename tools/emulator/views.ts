@@ -5,11 +5,13 @@ import {
   type ApiKeyRecord,
   type BranchRecord,
   type DatabaseRecord,
+  type DefaultEndpointSettings,
   type EndpointRecord,
   type OperationRecord,
   type ProjectRecord,
   type RoleRecord,
 } from "./model.ts";
+import { defaultPlan, limitsOf, subscriptionType } from "./plans.ts";
 import { formatTimestamp } from "./timestamps.ts";
 
 /** The `host` form `<endpoint id>.<region host>`. */
@@ -75,19 +77,30 @@ export function operationView(op: OperationRecord, now: number): Record<string, 
   };
 }
 
-export function projectView(p: ProjectRecord, options: ViewOptions = {}): Record<string, unknown> {
+/** The settings new endpoints of a project start with (older state files: 1 CU fixed, default autosuspend). */
+export function defaultEndpointSettingsOf(p: ProjectRecord): DefaultEndpointSettings {
+  return (
+    p.defaultEndpointSettings ?? {
+      autoscaling_limit_min_cu: 1,
+      autoscaling_limit_max_cu: 1,
+      suspend_timeout_seconds: 0,
+    }
+  );
+}
+
+/** A project as `GET /projects` lists it (`ProjectListItem`); a deleted one with its recovery window. */
+export function projectView(
+  p: ProjectRecord,
+  options: ViewOptions & { deleted?: { deletedAt: number; purgeAt: number } } = {},
+): Record<string, unknown> {
   return {
     id: p.id,
     platform_id: p.platformId,
     region_id: p.regionId,
     name: p.name,
     provisioner: p.provisioner,
-    default_endpoint_settings: {
-      autoscaling_limit_min_cu: 1,
-      autoscaling_limit_max_cu: 1,
-      suspend_timeout_seconds: 0,
-    },
-    settings: {},
+    default_endpoint_settings: defaultEndpointSettingsOf(p),
+    settings: p.settings ?? {},
     pg_version: p.pgVersion,
     proxy_host: p.proxyHost,
     branch_logical_size_limit: p.branchLogicalSizeLimitMiB,
@@ -101,6 +114,64 @@ export function projectView(p: ProjectRecord, options: ViewOptions = {}): Record
     updated_at: formatTimestamp(p.updatedAt),
     owner_id: p.ownerId,
     ...(p.orgId === undefined ? {} : { org_id: p.orgId }),
+    history_retention_seconds: historyRetentionOf(p),
+    ...(p.hipaaEnabledAt === undefined ? {} : { hipaa_enabled_at: formatTimestamp(p.hipaaEnabledAt) }),
+    ...(options.deleted === undefined
+      ? {}
+      : {
+          deleted_at: formatTimestamp(options.deleted.deletedAt),
+          recoverable_until: formatTimestamp(options.deleted.purgeAt),
+        }),
+  };
+}
+
+export const historyRetentionOf = (p: ProjectRecord): number => p.historyRetentionSeconds ?? 86_400;
+
+/**
+ * A project as `GET /projects/{id}` and the changes answer it (`Project`): the list's fields,
+ * its owner, and the consumption figures, all 0 (nothing is metered) for the current month.
+ */
+export function projectDetailView(
+  p: ProjectRecord,
+  owner: AccountRecord,
+  options: ViewOptions & { computeLastActiveAt?: number | undefined } = {},
+): Record<string, unknown> {
+  const { active_time: _active, ...listed } = projectView(p, options);
+  const now = new Date(p.updatedAt);
+  const periodStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+  const periodEnd = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  const limits = limitsOf(owner);
+  return {
+    ...listed,
+    data_storage_bytes_hour: 0,
+    data_transfer_bytes: 0,
+    written_data_bytes: 0,
+    compute_time_seconds: 0,
+    active_time_seconds: 0,
+    synthetic_storage_size: 0,
+    consumption_period_start: formatTimestamp(periodStart),
+    consumption_period_end: formatTimestamp(periodEnd),
+    owner: {
+      email: owner.email,
+      name: owner.name,
+      branches_limit: 5000,
+      subscription_type: subscriptionType(limits.plan),
+    },
+    ...(options.computeLastActiveAt === undefined
+      ? {}
+      : { compute_last_active_at: formatTimestamp(options.computeLastActiveAt) }),
+  };
+}
+
+/** A branch's annotation (`AnnotationData`); one never given shows an empty value. */
+export function annotationView(b: BranchRecord): Record<string, unknown> {
+  const object = { type: "console/branch", id: b.id };
+  if (b.annotation === undefined) return { object, value: {} };
+  return {
+    object,
+    value: b.annotation.value,
+    created_at: formatTimestamp(b.annotation.createdAt),
+    updated_at: formatTimestamp(b.annotation.updatedAt),
   };
 }
 
@@ -132,9 +203,10 @@ export function authDetailsView(account: AccountRecord): Record<string, unknown>
   return { account_id: account.id, auth_method: account.kind === "user" ? "api_key_user" : "api_key_org" };
 }
 
-/** `GET /users/me` for a user's key. The limits are those of a paid plan (see docs/emulator.md). */
+/** `GET /users/me` for a user's key, with its plan's limits. */
 export function currentUserView(account: AccountRecord, options: ViewOptions = {}): Record<string, unknown> {
   const login = options.dropDeprecatedFields ? {} : { login: account.email };
+  const limits = limitsOf(account);
   return {
     id: account.id,
     email: account.email,
@@ -143,23 +215,28 @@ export function currentUserView(account: AccountRecord, options: ViewOptions = {
     last_name: "",
     image: account.image,
     active_seconds_limit: 0,
-    projects_limit: 100,
+    projects_limit: limits.maxProjects,
     branches_limit: 5000,
-    max_autoscaling_limit: 16,
+    max_autoscaling_limit: Math.min(16, limits.maxComputeUnits),
     auth_accounts: [
       { provider: "keycloak", email: account.email, name: account.name, ...login, image: account.image },
     ],
-    plan: "scale",
+    plan: limits.plan,
   };
 }
 
 /** An organization as `GET /users/me/organizations` lists it. */
-export function organizationView(id: string, name: string, createdAt: number): Record<string, unknown> {
+export function organizationView(
+  id: string,
+  name: string,
+  createdAt: number,
+  plan: string = defaultPlan,
+): Record<string, unknown> {
   return {
     id,
     name,
     handle: id,
-    plan: "scale",
+    plan,
     created_at: formatTimestamp(createdAt),
     updated_at: formatTimestamp(createdAt),
     managed_by: "console",

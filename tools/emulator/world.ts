@@ -8,6 +8,7 @@ import type {
   AccountRecord,
   ApiKeyRecord,
   BranchRecord,
+  DeletedProjectRecord,
   EndpointRecord,
   EndpointState,
   OperationAction,
@@ -102,6 +103,8 @@ export class World {
   readonly operations = new Map<string, OperationRecord>();
   /** Operations of each project, oldest first. */
   readonly operationsByProject = new Map<string, OperationRecord[]>();
+  /** Deleted projects within their recovery window, by id: their records, out of every index above. */
+  readonly deletedProjects = new Map<string, DeletedProjectRecord>();
   /** What unsettled operations hold against new mutations, by project (or branch, in that scope). */
   private readonly locks: OperationLocks;
 
@@ -223,6 +226,75 @@ export class World {
     this.endpointsByProject.get(endpoint.projectId)?.delete(endpoint.id);
     this.autosuspendAt.delete(endpoint.id);
     this.data?.endpointRemoved(endpoint.id);
+    this.changed();
+  }
+
+  /**
+   * Takes a project and everything in it out of the world (every route answers 404 for it), kept
+   * until `purgeAt` for a recovery. Its computes stop and their ports close; its branches' data
+   * stays until the purge. The `delete_tenant` it runs is recorded finished: nobody can read the
+   * project's operations before a recovery.
+   */
+  deleteProject(projectId: string, now: number, purgeAt: number): DeletedProjectRecord {
+    const project = this.projects.get(projectId);
+    if (!project) throw new Error(`no project ${projectId}`);
+    const tenant = this.newOperation(projectId, { action: "delete_tenant" }, now);
+    this.settle(tenant, "finished", now);
+    const operations = this.operationsByProject.get(projectId) ?? [];
+    for (const op of operations) {
+      // A check_availability (which holds no lock), or in the branch lock scope a branch's
+      // operation: it ends with the project.
+      if (!settledStatuses.has(op.status)) this.settle(op, "cancelled", now);
+      this.operations.delete(op.id);
+    }
+    const endpoints = [...(this.endpointsByProject.get(projectId)?.values() ?? [])];
+    for (const endpoint of endpoints) {
+      this.removeEndpoint(endpoint);
+      endpoint.currentState = "idle";
+      delete endpoint.pendingState;
+    }
+    const branches = [...this.branches.values()].filter((b) => b.projectId === projectId);
+    for (const branch of branches) this.branches.delete(branch.id);
+    this.projects.delete(projectId);
+    this.endpointsByProject.delete(projectId);
+    this.operationsByProject.delete(projectId);
+    const deleted: DeletedProjectRecord = {
+      project,
+      deletedAt: now,
+      purgeAt,
+      branches,
+      endpoints,
+      operations,
+    };
+    this.deletedProjects.set(projectId, deleted);
+    this.timeline.push({ at: purgeAt, kind: "project-purge", projectId });
+    this.changed();
+    return deleted;
+  }
+
+  /** Brings a deleted project back as it was, its computes idle. */
+  recoverProject(projectId: string, now: number): DeletedProjectRecord {
+    const deleted = this.deletedProjects.get(projectId);
+    if (!deleted) throw new Error(`no deleted project ${projectId}`);
+    this.deletedProjects.delete(projectId);
+    deleted.project.updatedAt = now;
+    this.addProject(deleted.project);
+    for (const branch of deleted.branches) {
+      this.addBranch(branch);
+      this.scheduleBranchExpiry(branch);
+    }
+    for (const endpoint of deleted.endpoints) this.addEndpoint(endpoint);
+    for (const op of deleted.operations) this.operations.set(op.id, op);
+    this.operationsByProject.set(projectId, deleted.operations);
+    return deleted;
+  }
+
+  /** The recovery window has passed: the deleted project's data is gone for good. */
+  private purgeProject(projectId: string, at: number): void {
+    const deleted = this.deletedProjects.get(projectId);
+    if (!deleted || deleted.purgeAt !== at) return; // recovered (and maybe deleted again) since
+    this.deletedProjects.delete(projectId);
+    for (const branch of deleted.branches) this.data?.branchDeleted(branch);
     this.changed();
   }
 
@@ -364,7 +436,8 @@ export class World {
     this.settle(op, "finished", at);
     if (endpoint) this.applyEffect(op, endpoint, at);
     if (op.action === "apply_config" && op.endpointId !== undefined) this.data?.configApplied(op.endpointId);
-    if (op.action === "create_branch") this.branchReady(op.branchId, at);
+    // A new branch, or a new project's default branch, is ready once its timeline exists.
+    if (op.action === "create_branch" || op.action === "create_timeline") this.branchReady(op.branchId, at);
     this.runNext(op, endpoint, at);
   }
 
@@ -528,6 +601,9 @@ export class World {
       case "branch-expiry":
         this.expireBranch(event.branchId, event.at);
         break;
+      case "project-purge":
+        this.purgeProject(event.projectId, event.at);
+        break;
     }
   }
 
@@ -561,6 +637,7 @@ export class World {
       branches: [...this.branches.values()],
       endpoints: [...this.endpoints.values()],
       operations: [...this.operationsByProject.values()].flat(),
+      deletedProjects: [...this.deletedProjects.values()],
       ...(this.nextCheckAvailabilityAt === undefined
         ? {}
         : { nextCheckAvailabilityAt: this.nextCheckAvailabilityAt }),
@@ -601,6 +678,10 @@ export class World {
       ) {
         world.timeline.push({ at: dueAt, kind: "operation-due", operationId: op.id });
       }
+    }
+    for (const deleted of state.deletedProjects ?? []) {
+      world.deletedProjects.set(deleted.project.id, deleted);
+      world.timeline.push({ at: deleted.purgeAt, kind: "project-purge", projectId: deleted.project.id });
     }
     world.startAvailabilityChecks(state.nextCheckAvailabilityAt);
     return world;
