@@ -12,7 +12,7 @@ import {
   type KubeClient,
   type KubeObject,
 } from "../runtime/index.ts";
-import { decodeSecretValue, secretKind, type Secret } from "./credentials.ts";
+import { credentialsSecretLabels, decodeSecretValue, secretKind, type Secret } from "./credentials.ts";
 
 export const managedByLabel = "app.kubernetes.io/managed-by";
 export const managedByValue = "neon-cloud-operator";
@@ -66,7 +66,11 @@ function keySecret(owner: SecretOwner, name: string, key: { id: number; value: s
     metadata: {
       name,
       namespace: owner.metadata.namespace,
-      labels: { [managedByLabel]: managedByValue, [apiKeyLabel]: owner.metadata.name ?? "" },
+      labels: {
+        [managedByLabel]: managedByValue,
+        [apiKeyLabel]: owner.metadata.name ?? "",
+        ...credentialsSecretLabels,
+      },
       ownerReferences: [controllerReference(owner)],
     },
     type: "Opaque",

@@ -3,7 +3,6 @@
 // of the primary cache, not a scan), plus what the kind itself owns or watches.
 import {
   Controller,
-  metadataOnly,
   objectKey,
   type IndexFunc,
   type KubeObject,
@@ -64,7 +63,7 @@ export function managedController<Spec, S extends object, Diff = unknown>(
         // A credentials Secret that appears or changes re-reconciles the resources using it. The
         // cache keeps Secrets' metadata only: their data is read by name when a resource needs it.
         kind: secretKind,
-        transform: metadataOnly,
+        metadataOnly: true,
         map: (secret: Secret, primary) => [
           ...primary.byIndex(credentialsIndex, objectKey(secret)),
           ...(m.secretConcerns?.(secret) ?? []),

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { stringify } from "yaml";
+import { credentialsSecretLabels } from "../../../src/controllers/credentials.ts";
 import type { NodeCluster } from "../../../scripts/node/cluster.ts";
 import { eventually } from "../../support/kube.ts";
 import { nodeHostPaths, network, processesOf } from "../../../scripts/node/host.ts";
@@ -155,7 +156,7 @@ export async function applyCredentials(kubectl: Kubectl, namespace: string, apiK
     JSON.stringify({
       apiVersion: "v1",
       kind: "Secret",
-      metadata: { name: "neon-api-key", namespace },
+      metadata: { name: "neon-api-key", namespace, labels: credentialsSecretLabels },
       stringData: { apiKey },
     }),
   );
