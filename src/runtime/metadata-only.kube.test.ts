@@ -30,7 +30,7 @@ async function createSecret(name: string, value: string): Promise<void> {
     kind: "Secret",
     metadata: { name, namespace },
     data: { "tls.key": Buffer.from(value).toString("base64") },
-  } as Secret);
+  });
 }
 
 function start(options: { metadataOnly?: boolean }): Informer<Secret> {
