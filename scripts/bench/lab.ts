@@ -76,7 +76,7 @@ export async function startLab(workDir: string): Promise<Lab> {
     },
     async createCredentialsSecret(namespace, name, apiKey) {
       await kubectl(
-        ["apply", "-f", "-"],
+        ["apply", "--server-side", "-f", "-"],
         JSON.stringify({
           apiVersion: "v1",
           kind: "Secret",

@@ -105,6 +105,28 @@ describe("a metadata-only informer of Secrets", () => {
     expect(cached.metadata).not.toHaveProperty("managedFields");
   });
 
+  it("keeps no copy of a Secret that client-side `kubectl apply` copied into its own metadata", async () => {
+    const value = marker();
+    const tap = proxy.tap({ method: "GET", path: new RegExp(`/namespaces/${namespace}/secrets$`) });
+    const informer = start({ metadataOnly: true });
+    await informer.waitForSync();
+    await kubectl(["apply", "-n", namespace, "-f", "-"], {
+      input: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "applied", annotations: { team: "b" } },
+        stringData: { "tls.key": value.plain },
+      }),
+    });
+    const cached = await eventually(() => informer.get(namespace, "applied"), { what: "the applied Secret" });
+    // kubectl's last-applied annotation is metadata to the API server: it crosses the wire (the one
+    // way a metadata-only watch still sees Secret data; docs/security.md), and is dropped on arrival.
+    expect(tap.carried(value.plain)).toBe(true);
+    expect(cached.metadata.annotations).toEqual({ team: "b" });
+    expect(JSON.stringify(cached)).not.toContain(value.plain);
+    tap.remove();
+  });
+
   it("while a whole-object informer's answers carry the data (the tap sees it when it is sent)", async () => {
     const value = marker();
     await createSecret("whole", value.plain);

@@ -69,8 +69,10 @@ beforeAll(async () => {
   platform = await startBearerTap(emulator.url);
   dev = await namespacedUser("team-b");
   const ns = dev.namespace;
-  // The administrator's Secrets in the team's namespace: a TLS pair, and the team's key.
-  await kubectl(["apply", "-n", ns, "-f", "-"], {
+  // The administrator's Secrets in the team's namespace: a TLS pair (server-side, as cert-manager
+  // or `kubectl create secret tls` write it: no last-applied annotation copies it into its
+  // metadata), and the team's key.
+  await kubectl(["apply", "--server-side", "-n", ns, "-f", "-"], {
     input: JSON.stringify({
       apiVersion: "v1",
       kind: "Secret",

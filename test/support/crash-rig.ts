@@ -45,7 +45,7 @@ export async function startCrashRig(platform: {
       const namespace = await createNamespace(prefix);
       namespaces.push(namespace);
       const kubeconfig = await serviceAccountKubeconfigVia(proxy.url, namespace);
-      await kubectl(["apply", "-n", namespace, "-f", "-"], {
+      await kubectl(["apply", "--server-side", "-n", namespace, "-f", "-"], {
         input: JSON.stringify({
           apiVersion: "v1",
           kind: "Secret",

@@ -1,6 +1,7 @@
 // Credentials Secrets as users write them: labelled as platform credentials
 // (the operator reads no other Secret as a key), the key in stringData, applied
-// over stdin so the key is never on a command line.
+// over stdin so the key is never on a command line, and server-side, so that no
+// kubectl last-applied annotation copies the key into the Secret's metadata.
 import { credentialsSecretLabels } from "../../src/controllers/credentials.ts";
 import { kubectl } from "./kube.ts";
 
@@ -36,7 +37,7 @@ export async function applyCredentialsSecret(
   apiKey: string,
   options: { key?: string; kubeconfig?: string } = {},
 ): Promise<void> {
-  await kubectl(["apply", "-n", namespace, "-f", "-"], {
+  await kubectl(["apply", "--server-side", "-n", namespace, "-f", "-"], {
     input: JSON.stringify(credentialsSecretManifest(name, apiKey, { key: options.key })),
     ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
   });

@@ -83,7 +83,7 @@ export async function startOperatorHarness(
     ...options.emulator,
   });
   const platform = new PlatformClient({ baseUrl: emulator.url, apiKey: emulator.bootstrapKey });
-  await kubectl(["apply", "-f", "-"], {
+  await kubectl(["apply", "--server-side", "-f", "-"], {
     input: JSON.stringify({
       apiVersion: "v1",
       kind: "Secret",

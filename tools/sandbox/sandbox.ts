@@ -89,7 +89,7 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
     await kubectl(["create", "namespace", operatorNamespace]);
     // The bootstrap key goes over stdin, never on a command line.
     await kubectl(
-      ["apply", "-f", "-"],
+      ["apply", "--server-side", "-f", "-"],
       JSON.stringify({
         apiVersion: "v1",
         kind: "Secret",

@@ -152,7 +152,7 @@ export async function nodeLeftovers(cluster: NodeCluster, hostPathsBefore: strin
 /** The Secret with the platform API key that deploy/ and the chart expect; applied from stdin, so the key is never in an argument. */
 export async function applyCredentials(kubectl: Kubectl, namespace: string, apiKey: string): Promise<void> {
   await kubectl(
-    ["apply", "-f", "-"],
+    ["apply", "--server-side", "-f", "-"],
     JSON.stringify({
       apiVersion: "v1",
       kind: "Secret",
