@@ -41,6 +41,15 @@ export const platformSettings = {
     undefined,
     "Secret holding the platform API key used when a resource names none (name or namespace/name).",
   ),
+  installationId: setting(
+    "installation-id",
+    z
+      .string()
+      .regex(/^[0-9a-f]{8}$/, "expected 8 lowercase hex digits")
+      .optional(),
+    undefined,
+    "This installation's id in the owner marks it writes on the platform. Default: the one kept in ConfigMap neon-cloud-operator-identity of the operator's namespace (made at the first start). Set it to keep an earlier installation's marks (a reinstall into a new cluster).",
+  ),
 };
 
 export const operatorSettings = { ...runtimeSettings, ...platformSettings };

@@ -6,6 +6,7 @@ import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
+import { credentialsSecretLabels } from "../../src/controllers/credentials.ts";
 import { startControlPlane, type ControlPlane } from "../../tools/sandbox/controlplane.ts";
 import { buildOperator, type OperatorBuild } from "./operator-build.ts";
 
@@ -75,11 +76,11 @@ export async function startLab(workDir: string): Promise<Lab> {
     },
     async createCredentialsSecret(namespace, name, apiKey) {
       await kubectl(
-        ["apply", "-f", "-"],
+        ["apply", "--server-side", "-f", "-"],
         JSON.stringify({
           apiVersion: "v1",
           kind: "Secret",
-          metadata: { name, namespace },
+          metadata: { name, namespace, labels: credentialsSecretLabels },
           stringData: { apiKey },
         }),
       );

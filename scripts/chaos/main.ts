@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import * as prettier from "prettier";
-import { secretKind } from "../../src/controllers/credentials.ts";
+import { credentialsSecretLabels, secretKind } from "../../src/controllers/credentials.ts";
 import {
   baseline,
   cutOff,
@@ -160,7 +160,7 @@ async function main(argv: string[]): Promise<number> {
     await kube.create(secretKind, {
       apiVersion: "v1",
       kind: "Secret",
-      metadata: { name: "neon-api-key", namespace: operatorNamespace },
+      metadata: { name: "neon-api-key", namespace: operatorNamespace, labels: credentialsSecretLabels },
       stringData: { apiKey: platform.emulator.bootstrapKey },
     } as never);
 

@@ -66,6 +66,6 @@ export const SecretKeyRef = z
       .describe("Key within the Secret that holds the platform API key."),
   })
   .describe(
-    "Credentials for the platform API: a Secret in this resource's namespace holding an API key. Default: the operator's own credentials.",
+    "Credentials for the platform API: a Secret in this resource's namespace holding an API key and labelled neoncloud.dev/secret-type=api-key (no other Secret is read). Default: the operator's own credentials, where a CredentialsGrant allows them.",
   );
 export type SecretKeyRef = z.infer<typeof SecretKeyRef>;

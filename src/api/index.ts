@@ -2,10 +2,11 @@
 import { apiKeyKind } from "./apikey.ts";
 import { branchKind } from "./branch.ts";
 import { computeEndpointKind } from "./computeendpoint.ts";
+import { credentialsGrantKind } from "./grant.ts";
 import { renderCrdYaml } from "./kind.ts";
 
-export { apiKeyKind, branchKind, computeEndpointKind };
-export const kinds = [computeEndpointKind, apiKeyKind, branchKind] as const;
+export { apiKeyKind, branchKind, computeEndpointKind, credentialsGrantKind };
+export const kinds = [computeEndpointKind, apiKeyKind, branchKind, credentialsGrantKind] as const;
 
 /** The file under crds/ that holds a kind's generated CRD. */
 export function crdFileName(kind: { plural: string }): string {

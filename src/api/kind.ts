@@ -19,9 +19,16 @@ export interface KindDefinition<Spec extends z.ZodType, Status extends z.ZodType
   plural: string;
   singular: string;
   shortNames: string[];
+  /**
+   * Namespaced (the default) or Cluster. A cluster-scoped kind is configuration an administrator
+   * writes: it joins no category, so `kubectl get neon` in a namespace never asks for it (a
+   * namespace's user could not list it, and the whole command would fail).
+   */
+  scope?: "Namespaced" | "Cluster";
   description: string;
   spec: Spec;
-  status: Status;
+  /** What the operator reports; a kind without one (configuration it only reads) has no status. */
+  status?: Status;
   printerColumns: PrinterColumn[];
 }
 
@@ -36,7 +43,7 @@ export interface DefinedKind<Spec extends z.ZodType, Status extends z.ZodType> e
   crdName: string;
 }
 
-export function defineKind<Spec extends z.ZodType, Status extends z.ZodType>(
+export function defineKind<Spec extends z.ZodType, Status extends z.ZodType = z.ZodNever>(
   definition: KindDefinition<Spec, Status>,
 ): DefinedKind<Spec, Status> {
   return {
@@ -138,6 +145,7 @@ function statusSchema(schema: z.ZodType): JsonSchema {
 }
 
 export function toCustomResourceDefinition(def: DefinedKind<z.ZodType, z.ZodType>): JsonSchema {
+  const namespaced = (def.scope ?? "Namespaced") === "Namespaced";
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -147,21 +155,21 @@ export function toCustomResourceDefinition(def: DefinedKind<z.ZodType, z.ZodType
     },
     spec: {
       group: def.group,
-      scope: "Namespaced",
+      scope: def.scope ?? "Namespaced",
       names: {
         kind: def.kind,
         listKind: `${def.kind}List`,
         plural: def.plural,
         singular: def.singular,
         shortNames: def.shortNames,
-        categories: ["neon"],
+        ...(namespaced ? { categories: ["neon"] } : {}),
       },
       versions: [
         {
           name: def.version,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          ...(def.status ? { subresources: { status: {} } } : {}),
           additionalPrinterColumns: def.printerColumns,
           schema: {
             openAPIV3Schema: {
@@ -173,7 +181,7 @@ export function toCustomResourceDefinition(def: DefinedKind<z.ZodType, z.ZodType
                 kind: { type: "string" },
                 metadata: { type: "object" },
                 spec: openApiSchema(def.spec),
-                status: statusSchema(def.status),
+                ...(def.status ? { status: statusSchema(def.status) } : {}),
               },
             },
           },

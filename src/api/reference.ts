@@ -60,16 +60,17 @@ function table(schema: Schema, root: string): string {
 
 export function renderReference(def: DefinedKind<z.ZodType, z.ZodType>): string {
   const spec = openApiSchema(def.spec);
-  const status = openApiSchema(def.status);
+  const status = def.status ? openApiSchema(def.status) : undefined;
+  const namespaced = (def.scope ?? "Namespaced") === "Namespaced";
   const specRules = (spec["x-kubernetes-validations"] as { message: string }[] | undefined) ?? [];
   return [
     "<!-- Generated from src/api by `npm run generate`; do not edit. -->",
     "",
     `# ${def.kind}`,
     "",
-    `\`${def.apiVersion}\`, namespaced. ${def.description}`,
+    `\`${def.apiVersion}\`, ${namespaced ? "namespaced" : "cluster-scoped"}. ${def.description}`,
     "",
-    `Short name${def.shortNames.length > 1 ? "s" : ""}: ${def.shortNames.map((n) => `\`${n}\``).join(", ")}; category \`neon\` (\`kubectl get neon\`).`,
+    `Short name${def.shortNames.length > 1 ? "s" : ""}: ${def.shortNames.map((n) => `\`${n}\``).join(", ")}${namespaced ? "; category `neon` (`kubectl get neon`)" : ""}.`,
     "",
     "## spec",
     "",
@@ -80,12 +81,16 @@ export function renderReference(def: DefinedKind<z.ZodType, z.ZodType>): string 
     ...(specRules.length > 0
       ? ["Rules across fields:", "", ...specRules.map((r) => `- ${r.message}`), ""]
       : []),
-    "## status",
-    "",
-    typeof status.description === "string" ? status.description : "",
-    "",
-    table(status, "status"),
-    "",
+    ...(status
+      ? [
+          "## status",
+          "",
+          typeof status.description === "string" ? status.description : "",
+          "",
+          table(status, "status"),
+          "",
+        ]
+      : []),
     "## kubectl get columns",
     "",
     "| Column | From | Shown |",

@@ -1,7 +1,9 @@
 // Which platform API key a resource acts with: the Secret its spec names (in
 // its own namespace), or the operator's default. One PlatformClient per key
 // (accounts.ts), so resources that share a key share its connection pool, and
-// keys of one account share its rate budget.
+// keys of one account share its rate budget. A Secret is read as credentials
+// only when it is labelled as such (credentialsLabel), so a resource cannot
+// make the operator send any other Secret's value to the platform.
 import type { Logger } from "pino";
 import type { SecretKeyRef } from "../api/fields.ts";
 import type { PlatformClient, PlatformClientOptions } from "../platform/index.ts";
@@ -9,6 +11,23 @@ import { Accounts } from "./accounts.ts";
 import type { KubeClient, KubeObject, Store } from "../runtime/index.ts";
 
 export const secretKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" } as const;
+
+/**
+ * The label that marks a Secret as platform credentials, the way Argo CD marks its credential
+ * Secrets with `argocd.argoproj.io/secret-type`. Without it the operator never reads a Secret's
+ * data as a key: naming a TLS key or a database password in `spec.credentials` sends nothing.
+ */
+export const credentialsLabel = "neoncloud.dev/secret-type";
+export const credentialsLabelValue = "api-key";
+/** The labels a credentials Secret carries (for the Secrets ApiKey writes, samples and tests). */
+export const credentialsSecretLabels: Readonly<Record<string, string>> = {
+  [credentialsLabel]: credentialsLabelValue,
+};
+
+/** Whether a Secret (its metadata is enough) is marked as platform credentials. */
+export function isCredentialsSecret(secret: KubeObject): boolean {
+  return secret.metadata.labels?.[credentialsLabel] === credentialsLabelValue;
+}
 
 export interface Secret extends KubeObject {
   type?: string;
@@ -34,7 +53,11 @@ export function parseDefaultCredentials(
     : { namespace: first ?? "", name: second, key: "apiKey" };
 }
 
-/** The Secret or its key is missing. Retried when the Secret appears (the controllers watch Secrets). */
+/**
+ * The Secret is missing, not labelled as credentials, or lacks the key: one message for the three,
+ * so status does not tell which Secrets or keys exist. Retried when the Secret appears or changes
+ * (the controllers watch Secrets).
+ */
 export class CredentialsNotFoundError extends Error {
   readonly reason = "CredentialsNotFound";
   /** Also re-checked now and then, in case a watch event was missed. */
@@ -68,6 +91,17 @@ export function decodeSecretValue(secret: Secret, key: string): string | undefin
   const encoded = secret.data?.[key];
   if (encoded !== undefined) return Buffer.from(encoded, "base64").toString("utf8").trim();
   return secret.stringData?.[key]?.trim();
+}
+
+/** The one message for a Secret that is missing, unlabelled or without the key. */
+function notUsable(secret: string, isDefault: boolean, key: string): string {
+  const which = isDefault
+    ? `Secret ${secret} (the operator's default credentials)`
+    : `Secret ${secret} in this namespace`;
+  return (
+    `${which} is not usable as platform credentials: it must exist, carry the label ` +
+    `${credentialsLabel}=${credentialsLabelValue} and hold the key "${key}"`
+  );
 }
 
 export class PlatformAccess {
@@ -112,9 +146,10 @@ export class PlatformAccess {
     }
     const source = `${target.namespace}/${target.name}`;
     const secret = lookup(target.namespace, target.name);
-    if (!secret) throw new CredentialsNotFoundError(`Secret ${source} not found`);
-    const apiKey = decodeSecretValue(secret, target.key);
-    if (!apiKey) throw new CredentialsNotFoundError(`Secret ${source} has no key "${target.key}"`);
+    const apiKey = secret && isCredentialsSecret(secret) ? decodeSecretValue(secret, target.key) : undefined;
+    if (!secret || !apiKey) {
+      throw new CredentialsNotFoundError(notUsable(ref ? target.name : source, !ref, target.key));
+    }
     return {
       source,
       isDefault: !ref,
@@ -153,10 +188,13 @@ export class PlatformAccess {
 
 /**
  * Looks up the Secrets resources take credentials from. The controllers cache Secrets' metadata
- * only (a namespace's other Secrets would cost their whole size in memory), so a Secret's data is
- * read by name and kept for as long as its cached resourceVersion says it is unchanged; a Secret
- * outside the watched namespaces (the operator's own key, usually in the operator's namespace) is
- * read by name and kept a few seconds, as thousands of resources share it.
+ * only (watched as PartialObjectMetadata: a namespace's other Secrets never cross the wire), so a
+ * Secret's data is read by name, only when its cached metadata carries the credentials label, and
+ * kept for as long as its cached resourceVersion says it is unchanged. A resource's own Secret is
+ * in a watched namespace, so the cache decides whether it exists: an unlabelled or absent one is
+ * never read. The operator's default Secret may live outside the watched namespaces: it is then
+ * read by name, its label checked on the answer, and kept a few seconds, as thousands of
+ * resources share it.
  */
 export class CredentialsLookup {
   private readonly read = new Map<string, { secret: Secret | undefined; version?: string; at: number }>();
@@ -174,18 +212,23 @@ export class CredentialsLookup {
     kube: KubeClient,
   ): Promise<FoundCredentials> {
     const target = access.secretFor(namespace, ref);
-    const secret = target ? await this.secret(target.namespace, target.name, cache, kube) : undefined;
+    const secret = target
+      ? await this.secret(target.namespace, target.name, cache, kube, ref !== undefined)
+      : undefined;
     return access.find(namespace, ref, () => secret);
   }
 
+  /** `watched`: the Secret's namespace is one the cache holds, so a cache miss means no Secret. */
   private async secret(
     namespace: string,
     name: string,
     cache: Store<Secret>,
     kube: KubeClient,
+    watched: boolean,
   ): Promise<Secret | undefined> {
     const key = `${namespace}/${name}`;
     const cached = cache.get(namespace, name);
+    if (cached ? !isCredentialsSecret(cached) : watched) return undefined;
     const memo = this.read.get(key);
     if (cached) {
       const version = cached.metadata.resourceVersion;

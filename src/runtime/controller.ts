@@ -70,6 +70,8 @@ export interface WatchSpec<T extends KubeObject = KubeObject, U extends KubeObje
   labelSelector?: string;
   /** What the cache keeps of each object of this kind (default: the controller's informer transform). */
   transform?: CacheTransform;
+  /** Watch metadata only, on the server side (see `InformerOptions.metadataOnly`). */
+  metadataOnly?: boolean;
 }
 
 /** A secondary kind whose objects name a primary object in their ownerReferences. */
@@ -208,7 +210,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       const informer =
         kindId(w.kind) === kindId(options.kind)
           ? (this.informer as unknown as Informer)
-          : this.secondary(w.kind, w.labelSelector, informerOptions, w.transform);
+          : this.secondary(w.kind, w.labelSelector, informerOptions, w);
       informer.on({
         add: (o) => this.retryAll(w.map(o, primary)),
         update: (old, o) => this.retryAll([...w.map(old, primary), ...w.map(o, primary)]),
@@ -235,12 +237,16 @@ export class Controller<T extends KubeObject = KubeObject> {
     kind: ResourceKind,
     labelSelector: string | undefined,
     informerOptions: (labelSelector?: string) => InformerOptions,
-    transform?: CacheTransform,
+    shape: { transform?: CacheTransform; metadataOnly?: boolean } = {},
   ): Informer {
     const id = kindId(kind);
     if (this.informers.has(id)) throw new Error(`${this.kind.kind} controller watches ${id} twice`);
     const options = informerOptions(labelSelector);
-    const informer = new Informer(this.deps.client, kind, transform ? { ...options, transform } : options);
+    const informer = new Informer(this.deps.client, kind, {
+      ...options,
+      ...(shape.transform ? { transform: shape.transform } : {}),
+      ...(shape.metadataOnly ? { metadataOnly: true } : {}),
+    });
     this.informers.set(id, informer);
     return informer;
   }

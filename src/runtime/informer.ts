@@ -15,7 +15,7 @@ import {
 } from "./kube.ts";
 import { silentLogger, type Logger } from "./log.ts";
 import { pause } from "./pause.ts";
-import { stripManagedFields, type CacheTransform } from "./transform.ts";
+import { metadataOnly, stripManagedFields, type CacheTransform } from "./transform.ts";
 
 export interface InformerHandlers<T> {
   add?(obj: T): void;
@@ -34,6 +34,14 @@ export interface InformerOptions {
   labelSelector?: string;
   /** What is kept of each object (default `stripManagedFields`); see transform.ts. */
   transform?: CacheTransform;
+  /**
+   * Ask the API server for metadata only (PartialObjectMetadata lists and watches), for a kind
+   * whose content is read by name when needed, such as Secrets: the rest of each object never
+   * crosses the wire. Cached objects are `{apiVersion, kind, metadata}` of this kind, without
+   * managedFields and kubectl's last-applied annotation (see the `metadataOnly` transform), then
+   * `transform` applies if given.
+   */
+  metadataOnly?: boolean;
   /** Server-side watch timeout; each watch picks a random value in [t, 2t) like client-go. */
   watchTimeoutSeconds?: number;
   /**
@@ -298,8 +306,19 @@ export class Informer<T extends KubeObject = KubeObject> implements Store<T> {
     }
   }
 
+  /**
+   * What is cached of an object as listed or watched. A metadata-only answer's objects are
+   * PartialObjectMetadata; they are cached as objects of this kind with what `metadataOnly` keeps
+   * of their metadata (and so is a whole object, should a server answer one after all).
+   */
   private trim(obj: T): T {
-    return (this.options.transform ?? stripManagedFields)(obj) as T;
+    if (!this.options.metadataOnly) return (this.options.transform ?? stripManagedFields)(obj) as T;
+    const received = metadataOnly({
+      apiVersion: apiVersionOf(this.kind),
+      kind: this.kind.kind,
+      metadata: obj.metadata,
+    });
+    return (this.options.transform ? this.options.transform(received) : received) as T;
   }
 
   private inScope(obj: T, scope: string | undefined): boolean {
@@ -319,6 +338,7 @@ export class Informer<T extends KubeObject = KubeObject> implements Store<T> {
         limit: this.options.pageSize ?? 500,
         continue: continueToken,
         signal: this.stopController.signal,
+        metadataOnly: this.options.metadataOnly,
       });
       // List items carry no apiVersion/kind; fill them in so cached objects are complete. Each page
       // is trimmed as it arrives, so a relist never holds every whole object at once.
@@ -445,6 +465,7 @@ export class Informer<T extends KubeObject = KubeObject> implements Store<T> {
           onEvent,
           done,
           watchdogMs + 1_000,
+          { metadataOnly: this.options.metadataOnly },
         )
         .then(
           (controller) => {

@@ -163,6 +163,8 @@ export interface RequestOptions {
   body?: unknown;
   contentType?: ContentType;
   signal?: AbortSignal;
+  /** The Accept header (default `application/json`). */
+  accept?: string;
 }
 
 export interface ListOptions {
@@ -171,6 +173,40 @@ export interface ListOptions {
   limit?: number;
   continue?: string;
   signal?: AbortSignal;
+  /**
+   * Ask for the objects' metadata only (a PartialObjectMetadataList): the API server leaves
+   * everything else out of the answer, so a Secret's data never crosses the wire. Items then read
+   * `{apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata}`.
+   */
+  metadataOnly?: boolean;
+}
+
+export interface WatchOptions {
+  /** Events carry PartialObjectMetadata objects: metadata only, as `ListOptions.metadataOnly`. */
+  metadataOnly?: boolean;
+}
+
+/**
+ * The Accept headers of metadata-only reads (what controller-runtime's metadata client and
+ * client-go's metadata informers send). Plain JSON stays acceptable as a fallback, so a server
+ * that cannot convert answers whole objects rather than 406; readers strip those themselves.
+ */
+export const metadataOnlyAccept = {
+  list: "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+  watch: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+} as const;
+
+/**
+ * The kubeconfig with one header set on every request client-node makes from it: its Watch takes
+ * no headers of its own, and builds each request from `applySecurityAuthentication`.
+ */
+function withHeader(config: KubeConfig, name: string, value: string): KubeConfig {
+  const wrapped = Object.create(config) as KubeConfig;
+  wrapped.applySecurityAuthentication = async (ctx) => {
+    await config.applySecurityAuthentication(ctx);
+    ctx.setHeaderParam(name, value);
+  };
+  return wrapped;
 }
 
 export type WatchCallback = (type: string, object: unknown) => void;
@@ -273,7 +309,7 @@ export class KubeClient {
     for (const [k, v] of Object.entries(options.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
     const auth = await this.authenticate(url, method);
-    const headers: Record<string, string> = { ...auth.headers, accept: "application/json" };
+    const headers: Record<string, string> = { ...auth.headers, accept: options.accept ?? "application/json" };
     if (options.body !== undefined) headers["content-type"] = options.contentType ?? ContentType.Json;
     if (this.identity.userAgent) headers["user-agent"] = this.identity.userAgent;
     if (this.identity.fieldManager && writes.has(method) && !url.searchParams.has("fieldManager"))
@@ -334,6 +370,7 @@ export class KubeClient {
     return this.request(HttpMethod.GET, resourcePath(kind, options.namespace), {
       query: { labelSelector: options.labelSelector, limit: options.limit, continue: options.continue },
       signal: options.signal,
+      ...(options.metadataOnly ? { accept: metadataOnlyAccept.list } : {}),
     });
   }
 
@@ -393,8 +430,12 @@ export class KubeClient {
     onEvent: WatchCallback,
     done: (err: unknown) => void,
     inactivityTimeoutMs: number,
+    options: WatchOptions = {},
   ): Promise<AbortController> {
-    const watch = new Watch(this.kubeConfig);
+    const config = options.metadataOnly
+      ? withHeader(this.kubeConfig, "Accept", metadataOnlyAccept.watch)
+      : this.kubeConfig;
+    const watch = new Watch(config);
     // client-node 2.0.1 aborts a stream after 30 s without data (a private
     // field); we own the silence watchdog, so make the library's the same.
     (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityTimeoutMs;

@@ -22,12 +22,24 @@ export function stripManagedFields(obj: KubeObject): KubeObject {
 }
 
 /**
- * Metadata only (managedFields dropped too): for a kind whose objects the reader needs to find
- * and to tell apart by resourceVersion, but whose content it reads by name when it needs it.
- * A namespace's Secrets (Helm releases, certificates, other tools' keys) can weigh hundreds of
- * megabytes; their names, labels and owners weigh little.
+ * The annotation client-side `kubectl apply` writes: a copy of the object as applied. On a Secret
+ * it holds the Secret's data (its stringData in clear), so a metadata-only reader drops it.
+ */
+export const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * Metadata only: for a kind whose objects the reader needs to find and to tell apart by
+ * resourceVersion, but whose content it reads by name when it needs it. A namespace's Secrets
+ * (Helm releases, certificates, other tools' keys) can weigh hundreds of megabytes; their names,
+ * labels and owners weigh little. managedFields and the last-applied annotation go too: both are
+ * copies of the content, not metadata.
  */
 export function metadataOnly(obj: KubeObject): KubeObject {
   const { metadata } = stripManagedFields(obj);
-  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata };
+  const annotations = metadata.annotations;
+  if (annotations?.[lastAppliedAnnotation] === undefined) {
+    return { apiVersion: obj.apiVersion, kind: obj.kind, metadata };
+  }
+  const { [lastAppliedAnnotation]: _dropped, ...rest } = annotations;
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { ...metadata, annotations: rest } };
 }

@@ -11,6 +11,7 @@ import {
 } from "../../src/controllers/apikey/index.ts";
 import {
   PlatformAccess,
+  credentialsSecretLabels,
   decodeSecretValue,
   secretKind,
   type Secret,
@@ -85,7 +86,7 @@ export async function startApiKeyWorld(): Promise<ApiKeyWorld> {
     await kubectl(["create", "namespace", namespace]);
     namespaces.push(namespace);
     await kube.create(secretKind, {
-      metadata: { name: defaultCredentialsName, namespace },
+      metadata: { name: defaultCredentialsName, namespace, labels: credentialsSecretLabels },
       stringData: { apiKey: platform.emulator.bootstrapKey },
     });
     const events = new EventRecorder(kube, {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubectl, eventually } from "../support/kube.ts";
 import { apiKeyResourceKind } from "../../src/controllers/apikey/index.ts";
 import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
+import { credentialsSecretManifest } from "../support/credentials.ts";
 import { ContentType } from "../../src/runtime/index.ts";
 import {
   type ApiKeyWorld,
@@ -279,10 +280,10 @@ describe("an ApiKey on the real API server and the emulator", () => {
       return ready?.status === "False" ? ready : undefined;
     });
     expect(waiting.reason).toBe("CredentialsNotFound");
-    await world.kube.create(secretKind, {
-      metadata: { name: "team-key", namespace: s.namespace },
-      stringData: { apiKey: world.platform.emulator.bootstrapKey },
-    });
+    await world.kube.create(
+      secretKind,
+      credentialsSecretManifest("team-key", world.platform.emulator.bootstrapKey, { namespace: s.namespace }),
+    );
     await s.waitReady("late");
   });
 

@@ -2,6 +2,7 @@
 // managed-resource layer fixed it: adopting an endpoint made outside, deleting a resource whose
 // project does not exist, and a refused operator key that must not turn into a burst of requests.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyCredentialsSecret } from "../support/credentials.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import { credentialsSecret, startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import { condition, endpoint, factory, reader } from "./scenario.ts";
@@ -10,14 +11,7 @@ let h: OperatorHarness;
 const { resource, readyWith } = reader(() => h);
 
 async function setOperatorKey(key: string): Promise<void> {
-  await kubectl(["apply", "-n", h.namespace, "-f", "-"], {
-    input: JSON.stringify({
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: credentialsSecret },
-      stringData: { apiKey: key },
-    }),
-  });
+  await applyCredentialsSecret(h.namespace, credentialsSecret, key);
 }
 
 beforeAll(async () => {

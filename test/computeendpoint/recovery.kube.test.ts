@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
 import { creationName } from "../../src/controllers/computeendpoint/desired.ts";
+import { applyCredentialsSecret } from "../support/credentials.ts";
 import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startCrashRig, type CrashRig } from "../support/crash-rig.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
@@ -179,14 +180,7 @@ describe("ComputeEndpoint recovery", () => {
       { what: "CredentialsNotFound" },
     );
     expect(readyReason(waiting)?.message).toContain("team-key");
-    await kubectl(["apply", "-n", h.namespace, "-f", "-"], {
-      input: JSON.stringify({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "team-key" },
-        stringData: { apiKey: h.emulator.bootstrapKey },
-      }),
-    });
+    await applyCredentialsSecret(h.namespace, "team-key", h.emulator.bootstrapKey);
     // Well before the 60 s re-check: the Secret's watch event brings it back.
     await eventually(
       async () => {

@@ -22,6 +22,7 @@ import {
   promqlMetrics,
   repoRoot,
 } from "../support/gitops.ts";
+import { applyCredentialsSecret } from "../support/credentials.ts";
 import { adminKubeConfig, createNamespace, eventually, kubectl } from "../support/kube.ts";
 import { LogCapture, testSeed } from "../support/operator.ts";
 import { parseExposition, type Exposition } from "./exposition.ts";
@@ -168,9 +169,7 @@ beforeAll(async () => {
     ["neon-api-key", emulator.bootstrapKey],
     ["wrong-key", "not-a-key-the-platform-knows"],
   ] as const) {
-    await kubectl(["apply", "-n", namespace, "-f", "-"], {
-      input: JSON.stringify({ apiVersion: "v1", kind: "Secret", metadata: { name }, stringData: { apiKey } }),
-    });
+    await applyCredentialsSecret(namespace, name, apiKey);
   }
 }, 900_000);
 

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { startApiProxy, type ApiProxy } from "../support/api-proxy.ts";
+import { applyCredentialsSecret } from "../support/credentials.ts";
 import { adminKubeConfig, createNamespace, eventually, kubectl } from "../support/kube.ts";
 import { OperatorProcess, serviceAccountKubeconfigVia } from "../support/operator-process.ts";
 
@@ -16,14 +17,7 @@ beforeAll(async () => {
   emulator = await startEmulator({ rateLimits: false });
   proxy = await startApiProxy(adminKubeConfig());
   namespace = await createNamespace("leadership");
-  await kubectl(["apply", "-n", namespace, "-f", "-"], {
-    input: JSON.stringify({
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: "neon-api-key" },
-      stringData: { apiKey: emulator.bootstrapKey },
-    }),
-  });
+  await applyCredentialsSecret(namespace, "neon-api-key", emulator.bootstrapKey);
 });
 
 afterAll(async () => {

@@ -16,6 +16,7 @@ import { startOperator, type RunningOperator } from "../../src/operator.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
 import { loadConfig } from "../../src/config.ts";
 import { leaseRule, metricsAuthRules, operatorRules } from "../../src/api/rbac.ts";
+import { applyCredentialsSecret } from "../support/credentials.ts";
 import { startApiProxy, type ApiProxy, type ProxyLogEntry } from "../support/api-proxy.ts";
 import {
   adminKubeConfig,
@@ -128,14 +129,7 @@ beforeAll(async () => {
   await kubectl(["apply", "-f", "-"], { input: rbac.map((o) => JSON.stringify(o)).join("\n") });
 
   emulator = await startEmulator({ rateLimits: false, operationDurationMs: 150, seed: testSeed });
-  await kubectl(["apply", "-f", "-"], {
-    input: JSON.stringify({
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: "neon-api-key", namespace: operatorNamespace },
-      stringData: { apiKey: emulator.bootstrapKey },
-    }),
-  });
+  await applyCredentialsSecret(operatorNamespace, "neon-api-key", emulator.bootstrapKey);
   namespace = await createNamespace("rbac");
 
   // The ServiceAccount's own token, through the proxy (plain HTTP on loopback; the proxy verifies

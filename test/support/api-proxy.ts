@@ -4,10 +4,13 @@
 // operator, fail it with a status, or drop its connection. The operator's own
 // bearer token passes through, so it acts with its own identity; the proxy
 // only trusts the server's CA. Its log keeps method, path and outcome, never a
-// header or a body (a Secret write carries a key value).
+// header or a body (a Secret write carries a key value). A tap keeps, in memory
+// only, what the server answered to the requests it matches, so a test can ask
+// whether a value crossed the wire without ever printing the answers.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Agent, request as httpsRequest, type RequestOptions } from "node:https";
 import type { AddressInfo } from "node:net";
+import { createGunzip } from "node:zlib";
 import type { KubeConfig } from "@kubernetes/client-node";
 
 export interface RequestMatch {
@@ -54,12 +57,33 @@ export interface ArmedRule {
   remove(): void;
 }
 
+/** A request a tap matched. */
+export interface TappedRequest {
+  method: string;
+  path: string;
+  watch: boolean;
+  /** The Accept header it sent (what representation it asked for). */
+  accept: string | undefined;
+}
+
+export interface Tap {
+  /** The matched requests that reached the server, oldest first. */
+  readonly requests: readonly TappedRequest[];
+  /** Bytes of the answers so far, decompressed: what the client was sent. */
+  readonly bytes: number;
+  /** Whether any answer so far held `needle` (decompressed, as the client read it). */
+  carried(needle: string): boolean;
+  remove(): void;
+}
+
 export interface ApiProxy {
   /** The proxy's URL, for a kubeconfig's `server`. */
   url: string;
   /** What passed through, oldest first. */
   readonly log: readonly ProxyLogEntry[];
   arm(rule: ProxyRule): ArmedRule;
+  /** Starts keeping the answers to requests matching `match` (method, path; bodies are not matched). */
+  tap(match: Omit<RequestMatch, "body">): Tap;
   /**
    * Removes every rule; a request still held is dropped, never forwarded (its
    * client may be a killed operator whose socket has not closed yet).
@@ -86,6 +110,7 @@ export async function startApiProxy(target: KubeConfig): Promise<ApiProxy> {
   const agent = new Agent({ keepAlive: true, ca: tls.ca });
   const log: ProxyLogEntry[] = [];
   const rules: Armed[] = [];
+  const taps: { match: Omit<RequestMatch, "body">; requests: TappedRequest[]; chunks: Buffer[] }[] = [];
   const open = new Set<ServerResponse>();
 
   const forward = (
@@ -108,13 +133,28 @@ export async function startApiProxy(target: KubeConfig): Promise<ApiProxy> {
       },
       (answer) => {
         const watch = new URL(req.url ?? "/", "http://proxy").searchParams.get("watch");
+        const isWatch = watch === "true" || watch === "1";
         log.push({
           method: req.method ?? "",
           path,
           outcome: as,
           status: answer.statusCode ?? 0,
-          ...(watch === "true" || watch === "1" ? { watch: true } : {}),
+          ...(isWatch ? { watch: true } : {}),
         });
+        const method = req.method ?? "";
+        const tapping = taps.filter(
+          (t) => (t.match.method === undefined || t.match.method === method) && t.match.path.test(path),
+        );
+        if (tapping.length > 0) {
+          const accept = req.headers.accept;
+          for (const t of tapping) t.requests.push({ method, path, watch: isWatch, accept });
+          const gzipped = answer.headers["content-encoding"] === "gzip";
+          const plain = gzipped ? answer.pipe(createGunzip()) : answer;
+          plain.on("data", (chunk: Buffer) => {
+            for (const t of tapping) t.chunks.push(chunk);
+          });
+          plain.on("error", () => undefined);
+        }
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       },
@@ -227,11 +267,28 @@ export async function startApiProxy(target: KubeConfig): Promise<ApiProxy> {
         },
       };
     },
+    tap(match) {
+      const tap = { match, requests: [] as TappedRequest[], chunks: [] as Buffer[] };
+      taps.push(tap);
+      return {
+        requests: tap.requests,
+        get bytes() {
+          return tap.chunks.reduce((n, c) => n + c.length, 0);
+        },
+        // Searched in the whole of the answers, so a value split across two chunks is found.
+        carried: (needle) => Buffer.concat(tap.chunks).includes(needle),
+        remove() {
+          const i = taps.indexOf(tap);
+          if (i >= 0) taps.splice(i, 1);
+        },
+      };
+    },
     reset() {
       const all = rules.splice(0);
       for (const armed of all) for (const held of armed.held) held.drop();
     },
     async close() {
+      taps.splice(0);
       for (const armed of rules.splice(0)) armed.held.clear();
       for (const res of open) res.destroy();
       await new Promise<void>((resolve) => {

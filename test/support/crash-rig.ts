@@ -2,6 +2,7 @@
 // a namespace with an operator ServiceAccount (talking through the proxy), the
 // default credentials Secret, and the operator processes started and killed in
 // it. Every line any of them wrote is kept for the leak check.
+import { credentialsSecretLabels } from "../../src/controllers/credentials.ts";
 import { startApiProxy, type ApiProxy } from "./api-proxy.ts";
 import { adminKubeConfig, createNamespace, kubectl } from "./kube.ts";
 import { OperatorProcess, serviceAccountKubeconfigVia } from "./operator-process.ts";
@@ -44,11 +45,11 @@ export async function startCrashRig(platform: {
       const namespace = await createNamespace(prefix);
       namespaces.push(namespace);
       const kubeconfig = await serviceAccountKubeconfigVia(proxy.url, namespace);
-      await kubectl(["apply", "-n", namespace, "-f", "-"], {
+      await kubectl(["apply", "--server-side", "-n", namespace, "-f", "-"], {
         input: JSON.stringify({
           apiVersion: "v1",
           kind: "Secret",
-          metadata: { name: defaultCredentialsName },
+          metadata: { name: defaultCredentialsName, labels: credentialsSecretLabels },
           stringData: { apiKey: platform.bootstrapKey },
         }),
       });

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { startApiProxy, type ApiProxy } from "./api-proxy.ts";
+import { applyCredentialsSecret } from "./credentials.ts";
 import { adminKubeConfig, createNamespace, eventually, kubectl } from "./kube.ts";
 import { testSeed } from "./operator.ts";
 import { OperatorProcess, serviceAccountKubeconfigVia } from "./operator-process.ts";
@@ -17,15 +18,7 @@ beforeAll(async () => {
   emulator = await startEmulator({ rateLimits: false, operationDurationMs: 150, seed: testSeed });
   namespace = await createNamespace("op-process");
   kubeconfig = await serviceAccountKubeconfigVia(proxy.url, namespace);
-  await kubectl([
-    "create",
-    "secret",
-    "generic",
-    "neon-api-key",
-    "-n",
-    namespace,
-    `--from-literal=apiKey=${emulator.bootstrapKey}`,
-  ]);
+  await applyCredentialsSecret(namespace, "neon-api-key", emulator.bootstrapKey);
 });
 
 afterAll(async () => {

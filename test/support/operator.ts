@@ -4,7 +4,7 @@
 import { Writable } from "node:stream";
 import { pino, type Logger } from "pino";
 import { inject } from "vitest";
-import { PlatformAccess } from "../../src/controllers/credentials.ts";
+import { PlatformAccess, credentialsSecretLabels } from "../../src/controllers/credentials.ts";
 import type { KindControllerOptions } from "../../src/controllers/options.ts";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../tools/emulator/index.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
@@ -83,11 +83,11 @@ export async function startOperatorHarness(
     ...options.emulator,
   });
   const platform = new PlatformClient({ baseUrl: emulator.url, apiKey: emulator.bootstrapKey });
-  await kubectl(["apply", "-f", "-"], {
+  await kubectl(["apply", "--server-side", "-f", "-"], {
     input: JSON.stringify({
       apiVersion: "v1",
       kind: "Secret",
-      metadata: { name: credentialsSecret, namespace },
+      metadata: { name: credentialsSecret, namespace, labels: credentialsSecretLabels },
       stringData: { apiKey: emulator.bootstrapKey },
     }),
   });

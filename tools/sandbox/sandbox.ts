@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { loadSeedFile, startEmulator } from "../../tools/emulator/index.ts";
+import { credentialsSecretLabels } from "../../src/controllers/credentials.ts";
 import { startOperator } from "../../src/operator.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/runtime/index.ts";
@@ -88,11 +89,11 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
     await kubectl(["create", "namespace", operatorNamespace]);
     // The bootstrap key goes over stdin, never on a command line.
     await kubectl(
-      ["apply", "-f", "-"],
+      ["apply", "--server-side", "-f", "-"],
       JSON.stringify({
         apiVersion: "v1",
         kind: "Secret",
-        metadata: { name: "neon-api-key", namespace: operatorNamespace },
+        metadata: { name: "neon-api-key", namespace: operatorNamespace, labels: credentialsSecretLabels },
         stringData: { apiKey: emulator.bootstrapKey },
       }),
     );

@@ -4,7 +4,7 @@
 // ApiKey so it goes with it and its changes wake the controller.
 import { createHash } from "node:crypto";
 import { isControlledBy, type KubeClient } from "../../runtime/index.ts";
-import { decodeSecretValue, secretKind, type Secret } from "../credentials.ts";
+import { credentialsSecretLabels, decodeSecretValue, secretKind, type Secret } from "../credentials.ts";
 import { Delay, Problem } from "../managed/errors.ts";
 import { writeOwnedSecret, type Owner } from "../managed/owned-secret.ts";
 
@@ -54,5 +54,13 @@ export async function writeKeySecret(
       { retry: { after: Delay.conflict }, stalled: true },
     );
   }
-  await writeOwnedSecret(client, owner, name, { apiKey: key.value, keyId: String(key.id) }, {});
+  // Labelled as platform credentials: it can be the spec.credentials of other resources.
+  await writeOwnedSecret(
+    client,
+    owner,
+    name,
+    { apiKey: key.value, keyId: String(key.id) },
+    {},
+    credentialsSecretLabels,
+  );
 }

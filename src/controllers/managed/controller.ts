@@ -4,7 +4,6 @@
 // that becomes Ready wakes the resources naming it), and what the kind itself owns or watches.
 import {
   Controller,
-  metadataOnly,
   objectKey,
   type IndexFunc,
   type KubeObject,
@@ -106,7 +105,7 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
         // Secret the resource owns (its connection Secret), changed or deleted, wakes it to write
         // it again. The cache keeps Secrets' metadata only: their data is read by name when needed.
         kind: secretKind,
-        transform: metadataOnly,
+        metadataOnly: true,
         map: (secret: Secret, primary) => [
           ...primary.byIndex(credentialsIndex, objectKey(secret)),
           ...owned(secret),

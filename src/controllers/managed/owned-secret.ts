@@ -30,6 +30,7 @@ export async function writeOwnedSecret(
   name: string,
   data: Record<string, string>,
   annotations: Record<string, string>,
+  labels: Readonly<Record<string, string>> = {},
 ): Promise<void> {
   const secret: Secret = {
     apiVersion: "v1",
@@ -37,7 +38,11 @@ export async function writeOwnedSecret(
     metadata: {
       name,
       namespace: owner.metadata.namespace,
-      labels: { [managedByLabel]: managedByValue, [ownerLabel(owner.kind)]: owner.metadata.name ?? "" },
+      labels: {
+        [managedByLabel]: managedByValue,
+        [ownerLabel(owner.kind)]: owner.metadata.name ?? "",
+        ...labels,
+      },
       annotations,
       ownerReferences: [controllerReference(owner)],
     },

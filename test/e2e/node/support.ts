@@ -7,6 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { stringify } from "yaml";
+import { credentialsSecretLabels } from "../../../src/controllers/credentials.ts";
 import type { NodeCluster } from "../../../scripts/node/cluster.ts";
 import { eventually } from "../../support/kube.ts";
 import { nodeHostPaths, network, processesOf } from "../../../scripts/node/host.ts";
@@ -151,11 +152,11 @@ export async function nodeLeftovers(cluster: NodeCluster, hostPathsBefore: strin
 /** The Secret with the platform API key that deploy/ and the chart expect; applied from stdin, so the key is never in an argument. */
 export async function applyCredentials(kubectl: Kubectl, namespace: string, apiKey: string): Promise<void> {
   await kubectl(
-    ["apply", "-f", "-"],
+    ["apply", "--server-side", "-f", "-"],
     JSON.stringify({
       apiVersion: "v1",
       kind: "Secret",
-      metadata: { name: "neon-api-key", namespace },
+      metadata: { name: "neon-api-key", namespace, labels: credentialsSecretLabels },
       stringData: { apiKey },
     }),
   );
