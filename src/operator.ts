@@ -7,6 +7,7 @@ import { apiKeyController } from "./controllers/apikey/index.ts";
 import { branchController } from "./controllers/branch/index.ts";
 import { computeEndpointController } from "./controllers/computeendpoint/index.ts";
 import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
+import { installationId } from "./controllers/managed/installation.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
 import { registerOperatorMetrics } from "./metrics.ts";
 import {
@@ -71,6 +72,9 @@ export async function startOperator(
   const options: KindControllerOptions = {
     runtime: { client, metrics: manager.metrics, events: manager.events, log },
     access,
+    // The owner marks of this installation (managed/installation.ts): read or made once, before
+    // any controller may write one.
+    installationId: await installationId(client, operatorNamespace, { override: config.installationId, log }),
     namespaces: config.namespaces.length > 0 ? config.namespaces : undefined,
     concurrency: config.concurrency,
     resyncPeriodMs: config.resyncPeriodMs,

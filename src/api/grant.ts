@@ -108,3 +108,13 @@ export const credentialsGrantKind = defineKind({
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
 });
+
+/** A CredentialsGrant as a cluster administrator writes one (tools, benches and tests write them too). */
+export function credentialsGrant(name: string, spec: z.input<typeof CredentialsGrantSpec>) {
+  return {
+    apiVersion: credentialsGrantKind.apiVersion,
+    kind: credentialsGrantKind.kind,
+    metadata: { name },
+    spec,
+  };
+}

@@ -23,6 +23,11 @@ export interface KindControllerOptions {
   unauthorizedRetryMs?: number | undefined;
   /** The clock, for schedules such as key rotation. */
   now?: (() => Date) | undefined;
+  /**
+   * This installation's id (managed/installation.ts), part of the owner mark every resource writes
+   * on the platform objects it creates. Default: `00000000`, for tests that need no other.
+   */
+  installationId?: string | undefined;
   /** Informer tuning (tests freeze cached objects so a mutation fails loudly). */
   informer?: Omit<InformerOptions, "namespaces" | "labelSelector" | "log"> | undefined;
 }

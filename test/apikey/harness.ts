@@ -32,8 +32,7 @@ import {
   type KubeObject,
 } from "../../src/runtime/index.ts";
 import { expect } from "vitest";
-import { adminKubeConfig, eventually, kubectl } from "../support/kube.ts";
-import { randomBytes } from "node:crypto";
+import { adminKubeConfig, createNamespace, eventually, kubectl } from "../support/kube.ts";
 import type { ApiKey } from "../../src/platform/index.ts";
 import type { z } from "zod";
 import type { ApiKeySpec } from "../../src/api/apikey.ts";
@@ -82,8 +81,7 @@ export async function startApiKeyWorld(): Promise<ApiKeyWorld> {
   const accesses: PlatformAccess[] = [];
 
   async function scenario(prefix: string): Promise<Scenario> {
-    const namespace = `${prefix}-${randomBytes(3).toString("hex")}`;
-    await kubectl(["create", "namespace", namespace]);
+    const namespace = await createNamespace(prefix);
     namespaces.push(namespace);
     await kube.create(secretKind, {
       metadata: { name: defaultCredentialsName, namespace, labels: credentialsSecretLabels },

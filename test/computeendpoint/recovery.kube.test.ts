@@ -4,10 +4,10 @@
 // costs no further API calls until it changes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
-import { creationName } from "../../src/controllers/computeendpoint/desired.ts";
 import { applyCredentialsSecret } from "../support/credentials.ts";
 import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startCrashRig, type CrashRig } from "../support/crash-rig.ts";
+import { ownerMarkIn } from "../support/marks.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import { condition, endpoint, factory, reader } from "./scenario.ts";
 
@@ -53,10 +53,8 @@ describe("ComputeEndpoint recovery", () => {
         await kubectl(["get", "computeendpoint", "survivor", "-n", s.namespace, "-o", "json"]),
       ) as ComputeEndpointObject;
     const atKill = await get();
-    const named = async () =>
-      (await h.platform.listEndpoints("proj-alpha")).filter(
-        (e) => e.name === creationName(atKill.metadata.uid ?? ""),
-      );
+    const mark = await ownerMarkIn("ComputeEndpoint", s.namespace, "survivor");
+    const named = async () => (await h.platform.listEndpoints("proj-alpha")).filter((e) => e.name === mark);
     expect(atKill.status?.endpointId).toBeUndefined();
     expect(await named()).toHaveLength(1); // the platform made it; only the operator's record is missing
     expect(endpointCreates() - before).toBe(1);
@@ -73,7 +71,7 @@ describe("ComputeEndpoint recovery", () => {
     const after = await named();
     expect(after).toHaveLength(1);
     expect(obj.status?.endpointId).toBe(after[0]?.id);
-    expect(endpointCreates() - before).toBe(1); // adopted by its creation name, never created twice
+    expect(endpointCreates() - before).toBe(1); // found by its owner mark, never created twice
     await s.kill();
   });
 
@@ -84,11 +82,10 @@ describe("ComputeEndpoint recovery", () => {
       requests: [{ method: "POST", route: "/projects/:project_id/endpoints", lose_response: true, times: 1 }],
     });
     await h.apply(endpoint("lost-answer", { branchId: "br-staging" }));
-    const obj = await readyWith("lost-answer");
+    await readyWith("lost-answer");
     h.emulator.faults.clear();
-    const named = (await h.platform.listEndpoints("proj-alpha")).filter(
-      (e) => e.name === creationName(obj.metadata.uid ?? ""),
-    );
+    const mark = await ownerMarkIn("ComputeEndpoint", h.namespace, "lost-answer");
+    const named = (await h.platform.listEndpoints("proj-alpha")).filter((e) => e.name === mark);
     expect(named).toHaveLength(1);
     expect(endpointCreates() - before).toBe(1);
   });

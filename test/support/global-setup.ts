@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
 import { startControlPlane, type ControlPlane } from "../../tools/sandbox/controlplane.ts";
+import { testGrant } from "./grant.ts";
 
 const exec = promisify(execFile);
 const repoRoot = resolve(import.meta.dirname, "..", "..");
@@ -34,6 +35,9 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
       await exec(kubectl, ["apply", "--server-side", "-f", join(repoRoot, "crds")], { env });
       await exec(kubectl, ["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"], { env });
     }
+    // The namespaces the tests make (createNamespace) may use the operator's default credentials,
+    // as a platform team grants its teams' namespaces: by a label (docs/security.md).
+    await applyGrant(kubectl, env);
     project.provide("kubeconfig", controlPlane.kubeconfig);
     project.provide("kubectl", kubectl);
     project.provide("controlPlaneDir", controlPlane.dir);
@@ -45,4 +49,14 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   return async () => {
     await controlPlane?.stop();
   };
+}
+
+async function applyGrant(kubectl: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const child = execFile(kubectl, ["apply", "--server-side", "-f", "-"], { env });
+  child.stdin?.end(JSON.stringify(testGrant));
+  await new Promise<void>((resolve, reject) =>
+    child.on("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`kubectl apply of the test grant exited ${code}`)),
+    ),
+  );
 }

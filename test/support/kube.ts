@@ -6,6 +6,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { inject } from "vitest";
+import { grantedLabel } from "./grant.ts";
 
 const exec = promisify(execFile);
 
@@ -35,9 +36,12 @@ export async function kubectl(
 }
 
 /** A fresh namespace per test file keeps scenarios apart on the shared server. */
-export async function createNamespace(prefix: string): Promise<string> {
+/** A new namespace; granted the operator's default credentials unless `granted` is false. */
+export async function createNamespace(prefix: string, options: { granted?: boolean } = {}): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString("hex")}`;
   await kubectl(["create", "namespace", name]);
+  if (options.granted !== false)
+    await kubectl(["label", "namespace", name, `${grantedLabel}=default-credentials`]);
   return name;
 }
 

@@ -5,6 +5,7 @@ import { Writable } from "node:stream";
 import { pino, type Logger } from "pino";
 import { inject } from "vitest";
 import { PlatformAccess, credentialsSecretLabels } from "../../src/controllers/credentials.ts";
+import { installationId } from "../../src/controllers/managed/installation.ts";
 import type { KindControllerOptions } from "../../src/controllers/options.ts";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../tools/emulator/index.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
@@ -118,6 +119,9 @@ export async function startOperatorHarness(
       const controller = factory({
         runtime: { client: kube, events, log: logs.logger },
         access,
+        // As an operator process does: the id kept in the namespace's identity ConfigMap, so the
+        // owner marks of an in-process controller and of a process in this namespace agree.
+        installationId: await installationId(kube, namespace),
         namespaces: [namespace],
         pollIntervalMs: options.pollIntervalMs ?? 100,
         // A controller that mutates a cached object instead of copying it fails loudly.

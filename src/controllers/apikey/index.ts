@@ -34,6 +34,8 @@ function apiKeyManagedKind(tuning: ApiKeyTuning): ManagedKind<ApiKeySpec, ApiKey
     spec: ApiKeySpec,
     noun: "API key",
     reasonPrefix: "Key",
+    // A minted key acts on the whole account: minting with the operator's key is a privilege.
+    access: () => ({ mintApiKeys: true }),
     credentials: (spec) => spec.credentials,
     managementPolicy: () => "Manage",
     // Retain keeps the current key and its Secret (the adapter still revokes the others).

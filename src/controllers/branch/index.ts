@@ -27,6 +27,7 @@ function branchManagedKind(
     spec: BranchSpec,
     noun: "branch",
     reasonPrefix: "Branch",
+    access: (spec) => ({ projectId: spec.projectId }),
     credentials: (spec) => spec.credentials,
     managementPolicy: () => "Manage",
     // An adopted branch is someone's before it is this resource's: kept unless the spec says Delete.

@@ -12,7 +12,7 @@ import { branchResourceKind, type BranchObject } from "../branch/index.ts";
 import { Delay, Problem, notFound } from "../managed/errors.ts";
 import { observeInterval, observeMaxAge } from "../managed/polling.ts";
 import type { Adapter, Answer, ConnectionDetails, Pass, Verdict } from "../managed/types.ts";
-import { createSpec, creationName, maxConnectionsFor, pooledHost } from "./desired.ts";
+import { createSpec, legacyName, maxConnectionsFor, pooledHost } from "./desired.ts";
 import { plan, type Plan } from "./plan.ts";
 
 type S = ComputeEndpointStatus;
@@ -32,13 +32,17 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
     this.resource = resource;
   }
 
-  /** The endpoint this resource stands for: adopted id, recorded id, or the name given on creation. */
+  /**
+   * The endpoint this resource stands for: adopted id, recorded id, or its owner mark, the name it
+   * gave the endpoint on creation (which finds it after a lost create answer, a lost status, or a
+   * restore that recreated the resource).
+   */
   async find(pass: CePass): Promise<Endpoint | undefined> {
     const { spec, obj, client } = pass;
     const id = spec.endpointId ?? pass.status.endpointId;
-    const name = creationName(obj.metadata.uid ?? "");
+    const names = [pass.mark, legacyName(obj.metadata.uid ?? "")];
     const match = (list: readonly Endpoint[]) =>
-      (id ? list.find((e) => e.id === id) : undefined) ?? list.find((e) => e.name === name);
+      (id ? list.find((e) => e.id === id) : undefined) ?? list.find((e) => names.includes(e.name ?? ""));
     const found = match(
       await client.snapshot(spec.projectId, { maxAgeMs: observeMaxAge(obj, this.resyncMs) }),
     );
@@ -52,6 +56,10 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
     return endpoint.id;
   }
 
+  markOf(endpoint: Endpoint): string | undefined {
+    return endpoint.name;
+  }
+
   plan(pass: CePass, endpoint: Endpoint): Plan | undefined {
     if (pass.deleting) return undefined;
     return plan(pass.spec, endpoint, pass.status, pass.obj.metadata.annotations?.[restartedAtAnnotation]);
@@ -60,7 +68,7 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
   async create(pass: CePass): Promise<Answer<Endpoint, S>> {
     const { spec, obj } = pass;
     const branchId = spec.branchId ?? "";
-    const name = creationName(obj.metadata.uid ?? "");
+    const name = pass.mark;
     // With the resource as its ticket: in a busy project the create is handed back with the time
     // of its turn, instead of holding a worker asleep until then.
     const result = await pass.client.createEndpoint(

@@ -33,13 +33,8 @@ export function suspendTimeoutSeconds(autosuspend: string): number {
   return Math.round(ms / 1000);
 }
 
-/**
- * The endpoint's name on the platform, derived from the resource's UID: it is
- * known before the create request is sent, so an endpoint whose create answer
- * was lost (or whose status write never happened) is found again by name
- * instead of being created twice.
- */
-export function creationName(uid: string): string {
+/** The name an earlier version gave the endpoints it created: `k8s-<uid>`, still known as the resource's own. */
+export function legacyName(uid: string): string {
   return `k8s-${uid}`;
 }
 

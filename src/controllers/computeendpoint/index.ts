@@ -33,6 +33,7 @@ function computeEndpointManagedKind(
     spec: ComputeEndpointSpec,
     noun: "endpoint",
     reasonPrefix: "Endpoint",
+    access: (spec) => ({ projectId: spec.projectId }),
     credentials: (spec) => spec.credentials,
     managementPolicy: (spec) => spec.managementPolicy,
     // An adopted endpoint is someone's before it is this resource's: kept unless the spec says Delete.

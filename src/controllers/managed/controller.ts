@@ -13,7 +13,9 @@ import {
 } from "../../runtime/index.ts";
 import { secretKind, type Secret } from "../credentials.ts";
 import type { ControllerFactory, KindControllerOptions } from "../options.ts";
-import { claimsIndex, idClaim } from "./ownership.ts";
+import { grantWatches } from "./grants.ts";
+import { ownerMark } from "./installation.ts";
+import { claimsIndex, idClaim, marksIndex } from "./ownership.ts";
 import { secretOwner } from "./owned-secret.ts";
 import { ManagedReconciler } from "./reconciler.ts";
 import type { ManagedKind, ManagedObject, ManagedStatus, Step } from "./types.ts";
@@ -83,6 +85,7 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
     now: options.now,
     unauthorizedRetryMs: options.unauthorizedRetryMs,
     pollIntervalMs: options.pollIntervalMs,
+    installationId: options.installationId,
   });
   const controller = create({
     kind: kind.resource,
@@ -97,6 +100,14 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
       ...referenceIndexes,
       [credentialsIndex]: credentialsSecret,
       [claimsIndex]: claims,
+      [marksIndex]: (obj) => [
+        ownerMark(
+          reconciler.installationId,
+          kind.resource.kind,
+          obj.metadata.namespace ?? "",
+          obj.metadata.name ?? "",
+        ),
+      ],
     },
     ...(m.owns ? { owns: m.owns } : {}),
     watches: [
@@ -112,6 +123,8 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
           ...(m.secretConcerns?.(secret) ?? []),
         ],
       },
+      // A CredentialsGrant or a namespace's labels that change may allow or refuse resources.
+      ...grantWatches<ManagedObject<S>>(),
       ...merged([...referenceWatches, ...(m.watches ?? [])]),
     ],
   });

@@ -17,7 +17,7 @@ import { lastChange, statusOperations } from "./operations.ts";
 import { firstLook } from "./polling.ts";
 import type { Resolution } from "./references.ts";
 import type { StatusWrite } from "./status-write.ts";
-import { alreadyManaged, idClaim, rivalClaim } from "./ownership.ts";
+import { alreadyManaged, idClaim, markedOwner, rivalClaim } from "./ownership.ts";
 import type { Answer, ManagedKind, ManagedObject, ManagedStatus, Pass, Step } from "./types.ts";
 
 /** How long a resource waits for a referenced resource before looking again unwoken. */
@@ -73,8 +73,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
       }
       return this.change(pass, w, createStep, "create", () => adapter.create(pass));
     }
-    if (!observeOnly)
-      this.checkClaims(pass, [idClaim(adapter.id(observed))], `${kind.noun} ${adapter.id(observed)}`);
+    if (!observeOnly) this.checkOwner(pass, observed);
     const step = observeOnly ? undefined : adapter.plan(pass, observed);
     if (step) return this.change(pass, w, step, step, () => adapter.apply(pass, step, observed));
 
@@ -134,7 +133,8 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
     }
     if (observed === undefined) return this.forgotten(uid);
     // Another resource manages it: this one leaves it alone.
-    if (this.rival(pass, [idClaim(adapter.id(observed))])) return this.forgotten(uid);
+    if (this.owner(pass, observed) || this.rival(pass, [idClaim(adapter.id(observed))]))
+      return this.forgotten(uid);
     // What the spec says must come first (unprotect), so a deletion the platform refused goes on
     // once the spec allows it.
     const step = adapter.plan(pass, observed);
@@ -196,6 +196,24 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
     const holds = (o: KubeObject) =>
       this.kind.recorded(((o as ManagedObject<Status>).status ?? {}) as Status) !== undefined;
     return rivalClaim(pass.obj, claims, cache, holds);
+  }
+
+  /** The other owner the object's mark names, if any (ownership.ts). */
+  private owner(pass: Pass<Spec, Status>, observed: Obj) {
+    const cache = pass.cache<KubeObject>(this.kind.resource);
+    return markedOwner(this.kind.adapter.markOf?.(observed), pass.mark, cache, pass.obj);
+  }
+
+  /**
+   * Refuses an object another owns, before anything is sent: the owner its mark names, else the
+   * resource of this cluster that claims it first.
+   */
+  private checkOwner(pass: Pass<Spec, Status>, observed: Obj): void {
+    const what = `${this.kind.noun} ${this.kind.adapter.id(observed)}`;
+    const owner = this.owner(pass, observed);
+    if (owner)
+      throw alreadyManaged(pass.obj, owner.other === "installation" ? "installation" : owner.holder, what);
+    this.checkClaims(pass, [idClaim(this.kind.adapter.id(observed))], what);
   }
 
   /** Refuses, before anything is sent, what another resource of the cluster claims first. */

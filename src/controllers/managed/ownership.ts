@@ -6,9 +6,13 @@
 // another object claims are the anchor.)
 import { objectKey, type KubeObject, type Store } from "../../runtime/index.ts";
 import { Delay, Problem } from "./errors.ts";
+import { parseOwnerMark } from "./installation.ts";
 
 /** Index of a kind's cache: what each resource claims (`id:<platform id>`, and the kind's own claims). */
 export const claimsIndex = "claims";
+
+/** Index of a kind's cache: each resource's owner mark. */
+export const marksIndex = "marks";
 
 /** The claim on a platform object by its id. */
 export const idClaim = (id: string): string => `id:${id}`;
@@ -49,14 +53,39 @@ export function rivalClaim(
  * The refusal of a second claimant: Stalled, nothing sent. It names the other resource only when
  * it is in the same namespace: another team's objects are not this namespace's business.
  */
-export function alreadyManaged(obj: KubeObject, rival: KubeObject, what: string): Problem {
+export function alreadyManaged(obj: KubeObject, rival: KubeObject | "installation", what: string): Problem {
   const other =
-    rival.metadata.namespace === obj.metadata.namespace
-      ? `${rival.kind ?? "resource"} ${objectKey(rival)}`
-      : "a resource in another namespace";
+    rival === "installation"
+      ? "another installation of the operator (its owner mark is on it)"
+      : rival.metadata.namespace === obj.metadata.namespace
+        ? `${rival.kind ?? "resource"} ${objectKey(rival)}`
+        : "a resource in another namespace";
   return new Problem(
     "AlreadyManaged",
     `${what} is managed by ${other}; nothing is changed on the platform, and deleting this resource leaves it alone`,
     { retry: { after: Delay.conflict }, stalled: true },
   );
+}
+
+/**
+ * Who the mark an object carries names, when it is not `pass.mark`: another installation of the
+ * operator, or a live resource of this one (`holder`, found through the marks index). Undefined
+ * when the object carries no mark of an installation (a user's label) or the mark of a resource of
+ * this installation that no longer exists: then the claims of this cluster decide.
+ */
+export function markedOwner(
+  mark: string | undefined,
+  own: string,
+  marks: Store<KubeObject>,
+  self: KubeObject,
+): { other: "installation" } | { other: "resource"; holder: KubeObject } | undefined {
+  if (mark === undefined || mark === own) return undefined;
+  const parsed = parseOwnerMark(mark);
+  if (!parsed) return undefined;
+  if (parsed.installationId !== parseOwnerMark(own)?.installationId) return { other: "installation" };
+  const holder = marks
+    .byIndex(marksIndex, mark)
+    .map((key) => marks.getByKey(key))
+    .find((o) => o !== undefined && o.metadata.uid !== self.metadata.uid);
+  return holder ? { other: "resource", holder } : undefined;
 }

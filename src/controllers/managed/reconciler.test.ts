@@ -16,6 +16,7 @@ import {
 import { silentLogger, type Action, type Context, type KubeObject, type Store } from "../../runtime/index.ts";
 import { CredentialsNotFoundError, PlatformAccess, secretKind } from "../credentials.ts";
 import { Delay, Problem, describeFailure, notFound } from "./errors.ts";
+import { ownerMark } from "./installation.ts";
 import { ManagedReconciler } from "./reconciler.ts";
 import type { Adapter, Answer, ManagedKind, ManagedObject, ManagedStatus, Pass, Step } from "./types.ts";
 
@@ -120,6 +121,7 @@ function kind(
     spec: Spec,
     noun: "thing",
     reasonPrefix: "Thing",
+    access: (spec) => ({ projectId: spec.projectId }),
     credentials: () => ({ secretName: "key", key: "apiKey" }),
     managementPolicy: (spec) => spec.managementPolicy,
     deletionPolicy: (spec) => spec.deletionPolicy,
@@ -173,12 +175,15 @@ interface Run {
 async function pass(
   k: ManagedKind<Spec, Status, Thing, Resize>,
   obj: ManagedObject<Status>,
-  options: { cleanup?: boolean; caches?: Record<string, Store<KubeObject>> } = {},
+  options: { cleanup?: boolean; caches?: Record<string, Store<KubeObject>>; operatorKey?: boolean } = {},
 ): Promise<Run> {
   const events: string[] = [];
   let current = obj;
   const caches: Record<string, Store<KubeObject>> = {
-    [secretKind.plural]: store([keySecret]),
+    [secretKind.plural]: store([
+      keySecret,
+      { ...keySecret, metadata: { ...keySecret.metadata, namespace: "ops" } },
+    ]),
     [kindOf.plural]: store([obj]),
     [otherKind.plural]: store([]),
     ...options.caches,
@@ -200,7 +205,11 @@ async function pass(
     log: silentLogger,
     signal: new AbortController().signal,
   } as unknown as Context<ManagedObject<Status>>;
-  const access = new PlatformAccess({ baseUrl: "http://127.0.0.1:9/api/v2" });
+  const access = new PlatformAccess({
+    baseUrl: "http://127.0.0.1:9/api/v2",
+    // The operator's own key, in its namespace: what a resource naming no credentials uses.
+    ...(options.operatorKey ? { defaultCredentials: { namespace: "ops", name: "key", key: "apiKey" } } : {}),
+  });
   const reconciler = new ManagedReconciler(k, { access });
   try {
     const action = options.cleanup
@@ -488,5 +497,75 @@ describe("what each failure means", () => {
     expect(condition(run.status, "Reconciling")?.status).toBe("True");
     expect(condition(run.status, "Synced")).toBeUndefined();
     expect(run.retry).toEqual({ kind: "retryAfter", ms: 2_000, failure: false });
+  });
+});
+
+describe("the operator's default credentials", () => {
+  const onOperatorKey = (world: World) => ({ ...kind(world), credentials: () => undefined });
+  const grant = (projects: string[]) => ({
+    apiVersion: "neoncloud.dev/v1alpha1",
+    kind: "CredentialsGrant",
+    metadata: { name: "team" },
+    spec: { namespaces: ["ns"], projects },
+  });
+
+  it("are refused, nothing sent, in a namespace no CredentialsGrant names", async () => {
+    const world = new World();
+    const run = await pass(onOperatorKey(world), resource(), { operatorKey: true });
+    expect(world.sent).toEqual([]);
+    expect(condition(run.status, "Ready")).toMatchObject({ reason: "NotGranted" });
+    expect(condition(run.status, "Ready")?.message).toContain("CredentialsGrant");
+    expect(condition(run.status, "Stalled")?.status).toBe("True");
+  });
+
+  it("are refused for a project the grant does not name", async () => {
+    const world = new World();
+    const caches = { credentialsgrants: store([grant(["other"])]) };
+    const run = await pass(onOperatorKey(world), resource(), { operatorKey: true, caches });
+    expect(world.sent).toEqual([]);
+    expect(condition(run.status, "Ready")?.reason).toBe("NotGranted");
+  });
+
+  it("act where a grant names the namespace and the project", async () => {
+    const world = new World();
+    const caches = { credentialsgrants: store([grant(["p"])]) };
+    await pass(onOperatorKey(world), resource(), { operatorKey: true, caches });
+    expect(world.sent).toEqual(["create"]);
+  });
+});
+
+describe("owner marks on the platform", () => {
+  const marked = (world: World) => kind(world, { markOf: (t) => (t as Thing & { mark?: string }).mark });
+  const found = (world: World, mark: string) => {
+    world.thing = { id: "t-1", size: 1, mark } as Thing;
+  };
+
+  it("an object another installation marked is refused, and never deleted", async () => {
+    const world = new World();
+    found(world, "k8s-ffffffff-0123456789abcdef");
+    const run = await pass(marked(world), resource({ size: 2, thingId: "t-1" }));
+    expect(world.sent).toEqual([]);
+    expect(condition(run.status, "Ready")?.message).toContain("another installation");
+    await pass(marked(world), resource({ thingId: "t-1", deletionPolicy: "Delete" }), { cleanup: true });
+    expect(world.sent).toEqual([]);
+  });
+
+  it("an object the mark of a live resource of this installation names is that resource's", async () => {
+    const world = new World();
+    const holder = resource({}, { thingId: "t-1" }, { name: "holder", uid: "uid-h" });
+    const mark = ownerMark("00000000", "Thing", "ns", "holder");
+    found(world, mark);
+    const caches = { [kindOf.plural]: store([holder], { [`marks=${mark}`]: ["ns/holder"] }) };
+    const run = await pass(marked(world), resource({ size: 2, thingId: "t-1" }), { caches });
+    expect(world.sent).toEqual([]);
+    expect(condition(run.status, "Ready")).toMatchObject({ reason: "AlreadyManaged" });
+    expect(condition(run.status, "Ready")?.message).toContain("Thing ns/holder");
+  });
+
+  it("an object marked by a resource of this installation that no longer exists may be adopted", async () => {
+    const world = new World();
+    found(world, ownerMark("00000000", "Thing", "ns", "gone"));
+    await pass(marked(world), resource({ size: 2, thingId: "t-1" }));
+    expect(world.sent).toEqual(["resize 2"]);
   });
 });

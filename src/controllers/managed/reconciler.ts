@@ -22,6 +22,8 @@ import {
   type Secret,
 } from "../credentials.ts";
 import { Delay, Problem, describeFailure, errorAction, invalidSpec } from "./errors.ts";
+import { grantsOf } from "./grants.ts";
+import { ownerMark } from "./installation.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { resolveReferences, type Resolution } from "./references.ts";
 import { StatusWrite } from "./status-write.ts";
@@ -35,6 +37,8 @@ export interface ManagedReconcilerOptions {
   unauthorizedRetryMs?: number | undefined;
   /** While platform operations run, look again this often (default 5 s). */
   pollIntervalMs?: number | undefined;
+  /** This installation's id, in the owner marks (default 00000000, for tests). */
+  installationId?: string | undefined;
 }
 
 export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends Step> implements Reconciler<
@@ -45,11 +49,13 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
   private readonly options: ManagedReconcilerOptions;
   private readonly lookup = new CredentialsLookup();
   private readonly unauthorizedRetryMs: number;
+  readonly installationId: string;
 
   constructor(kind: ManagedKind<Spec, S, Obj, St>, options: ManagedReconcilerOptions) {
     this.kind = kind;
     this.options = options;
     this.unauthorizedRetryMs = options.unauthorizedRetryMs ?? Delay.unauthorized;
+    this.installationId = options.installationId ?? "00000000";
     this.lifecycle = new Lifecycle(kind, options);
   }
 
@@ -60,6 +66,7 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
       const spec = this.parse(cached);
       const refs = this.references(spec, cached, ctx);
       const credentials = await this.credentials(cached, refs.spec, ctx, found);
+      this.checkGrant(cached, refs.spec, credentials, ctx);
       return await this.lifecycle.apply(this.pass(w, refs.spec, credentials, ctx, false), w, refs);
     } catch (err) {
       return this.fail(w, ctx, err, found.credentials);
@@ -78,6 +85,7 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
       // Never created (a reference never resolved): nothing on the platform to remove.
       if (refs.state === "waiting" && !refs.createOnly) return Action.done();
       const credentials = await this.credentials(cached, refs.spec, ctx, found);
+      this.checkGrant(cached, refs.spec, credentials, ctx);
       return await this.lifecycle.cleanup(this.pass(w, refs.spec, credentials, ctx, true));
     } catch (err) {
       return this.fail(w, ctx, err, found.credentials);
@@ -139,6 +147,26 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
     return { ...credentials, client: await credentials.connect() };
   }
 
+  /**
+   * The operator's default credentials act only where a CredentialsGrant allows it: before
+   * anything is sent, a namespace without one is told what is missing and who can grant it. Its
+   * own key (spec.credentials) needs no grant: its account is its own business.
+   */
+  private checkGrant(
+    obj: ManagedObject<S>,
+    spec: Spec,
+    credentials: FoundCredentials,
+    ctx: Context<ManagedObject<S>>,
+  ): void {
+    if (!credentials.isDefault) return;
+    const denied = grantsOf((kind) => ctx.cache(kind)).check(
+      obj.metadata.namespace ?? "",
+      this.kind.access(spec),
+    );
+    if (denied)
+      throw new Problem(denied.reason, denied.message, { retry: { after: Delay.secret }, stalled: true });
+  }
+
   private pass(
     w: StatusWrite<S>,
     spec: Spec,
@@ -161,6 +189,12 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
       log: ctx.log,
       signal: ctx.signal,
       deleting,
+      mark: ownerMark(
+        this.installationId,
+        this.kind.resource.kind,
+        w.obj.metadata.namespace ?? "",
+        w.obj.metadata.name ?? "",
+      ),
       now: this.now,
       cache: <U extends KubeObject>(kind: ResourceKind) => ctx.cache<U>(kind),
       save: (changes) => w.save(changes),

@@ -20,6 +20,7 @@ import type {
 } from "../../runtime/index.ts";
 import type { PostgresConnection } from "./connection-secret.ts";
 import type { Problem } from "./errors.ts";
+import type { GrantRequest } from "./grants.ts";
 
 /** What every managed kind's status has besides its own fields: the layer writes these. */
 export interface ManagedStatus {
@@ -71,6 +72,12 @@ export interface Pass<Spec, Status> {
   readonly signal: AbortSignal;
   /** The resource is being deleted. */
   readonly deleting: boolean;
+  /**
+   * The resource's owner mark (managed/installation.ts): written on the platform objects it
+   * creates where the platform has a place for it, so the claim survives restarts and restores and
+   * tells installations apart; also the name that finds an object whose create answer was lost.
+   */
+  readonly mark: string;
   now(): Date;
   /** A read-only cache of a kind the controller watches. */
   cache<U extends KubeObject>(kind: ResourceKind): Store<U>;
@@ -145,6 +152,8 @@ export interface Adapter<Spec, Status, Obj, S extends Step> {
   find(pass: Pass<Spec, Status>): Promise<Obj | undefined>;
   /** The object's platform id. */
   id(observed: Obj): string;
+  /** The owner mark the object carries, where the platform keeps one (an endpoint's name). */
+  markOf?(observed: Obj): string | undefined;
   /**
    * The one change the object needs next, or undefined when it is as declared. Pure: decided
    * from the pass's spec, status, annotations and clock and the observed object. While the
@@ -203,6 +212,8 @@ export interface ManagedKind<Spec, Status extends ManagedStatus, Obj, S extends 
   claims?(spec: Spec, status: Status): string[];
   /** The project the resource acts in, once references are resolved (messages, grants). */
   projectOf?(spec: Spec): string | undefined;
+  /** What the resource asks of the operator's default credentials (CredentialsGrant). */
+  access(spec: Spec): GrantRequest;
   references?: readonly Reference<Spec, Status>[];
   adapter: Adapter<Spec, Status, Obj, S>;
 }
