@@ -26,8 +26,8 @@ export interface KeyState {
 }
 
 /** A key forgotten: status no longer names a current key. */
-const current = ["keyId", "keyName", "keyFingerprint", "createdAt", "lastUsedAt", "lastUsedFromAddr"];
-const forgetCurrentKey: Partial<S> = Object.fromEntries(current.map((field) => [field, undefined]));
+const keyFields = ["keyId", "keyName", "keyFingerprint", "createdAt", "lastUsedAt", "lastUsedFromAddr"];
+const forgetCurrentKey: Partial<S> = Object.fromEntries(keyFields.map((field) => [field, undefined]));
 
 export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
   /** The account's key list: what is live, and usage figures at most `usageRefreshMs` old. */
