@@ -1,151 +1,125 @@
 // The ApiKey adapter: a platform API key kept in a Secret, replaced when the Secret loses it,
 // rotated on schedule, revoked (or retained) with the resource. Keys have no operations; the
 // lifecycle is the managed layer's all the same: find the key's state, plan the one step due
-// (plan.ts), make it. The crash-safe issuing of a key is in issue.ts; the Secret in secret.ts.
+// (plan.ts), make it (a new key: issue.ts, crash-safe).
 import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
 import type { ApiKey } from "../../platform/index.ts";
 import { isControlledBy } from "../../runtime/index.ts";
-import type { KeyListCache } from "../apikey-keylist.ts";
+import { KeyListCache } from "../apikey-keylist.ts";
 import { secretKind, type Secret } from "../credentials.ts";
-import type { Adapter, Answer, Pass, Verdict } from "../managed/types.ts";
-import { issueKey } from "./issue.ts";
-import { KeyPass } from "./pass.ts";
-import { dueSteps, keyStep, rotationTime, type KeyStep } from "./plan.ts";
-import { storedKey } from "./secret.ts";
 import { adoptable, adoptSecret, deleteOwnedSecret, releaseSecret } from "../managed/owned-secret.ts";
+import type { Adapter, Answer, Verdict } from "../managed/types.ts";
+import { at, issueKey, recorded, revoke, type KeyPass } from "./issue.ts";
+import { dueSteps, keyOf, keyStep, rotationTime, storedKey, type Key, type KeyStep } from "./plan.ts";
 
 type S = ApiKeyStatus;
-type KPass = Pass<ApiKeySpec, S>;
 
 /** The key as found: its listing, its Secret, and what a lost status left to take back. */
 export interface KeyState {
   secretName: string;
   /** The current key in the account's list; undefined: none, or not listed (revoked elsewhere). */
-  listed: ApiKey | undefined;
+  listed?: ApiKey | undefined;
   /** The key's Secret, read afresh (a cached copy right after our own write would look altered). */
   secret: Secret | undefined;
   /** Status lost: the key this ApiKey's Secret holds, listed under a name this ApiKey gives. */
-  recovery?: Recovery | undefined;
+  recovery?: { key: ApiKey; fingerprint: string; adopt: Secret | undefined; others: ApiKey[] } | undefined;
 }
 
-interface Recovery {
-  key: ApiKey;
-  fingerprint: string;
-  /** The Secret has no controller (a restore, or retained): it becomes this ApiKey's. */
-  adopt: boolean;
-  /** Other live keys under this ApiKey's names, newest first. */
-  others: ApiKey[];
-}
+/** A key forgotten: status no longer names a current key. */
+const keyFields = ["keyId", "keyName", "keyFingerprint", "createdAt", "lastUsedAt", "lastUsedFromAddr"];
+const forgetCurrentKey: Partial<S> = Object.fromEntries(keyFields.map((field) => [field, undefined]));
 
 export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
+  /** The account's key list: what is live, and usage figures at most `usageRefreshMs` old. */
   private readonly keys: KeyListCache;
   private readonly usageRefreshMs: number;
 
-  constructor(keys: KeyListCache, usageRefreshMs: number) {
-    this.keys = keys;
+  constructor(usageRefreshMs: number) {
+    this.keys = new KeyListCache({ maxAgeMs: usageRefreshMs });
     this.usageRefreshMs = usageRefreshMs;
   }
 
-  async find(pass: KPass): Promise<KeyState> {
-    const k = new KeyPass(pass, this.keys);
+  async find(pass: KeyPass): Promise<KeyState> {
+    const k = keyOf(pass);
     const secret = await pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
+    const state = { secretName: k.secretName, secret };
     const { keyId, pendingKeyName } = pass.status;
-    if (keyId !== undefined) return { secretName: k.secretName, listed: await this.listed(k, keyId), secret };
-    // Status lost (a restore from a backup without status, an edit): the Secret says which key is ours.
-    const recovery = pendingKeyName ? undefined : await this.recovery(k, secret);
-    return { secretName: k.secretName, listed: undefined, secret, recovery };
+    if (keyId !== undefined) return { ...state, listed: await this.listed(pass, keyId) };
+    if (pendingKeyName || !secret) return state;
+    // Status lost (a restore from a backup without status, an edit): the Secret says which key is
+    // ours. Issuing a new one instead would overwrite it and leave the old key live in nobody's hands.
+    const keys = await this.keys.fresh(pass.client);
+    const { key, fingerprint, restored } = held(pass, k, secret, keys);
+    if (!key || !fingerprint) return state;
+    const others = keys
+      .filter((other) => other.id !== key.id && k.gave(other.name))
+      .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || b.id - a.id);
+    return { ...state, recovery: { key, fingerprint, adopt: restored ? secret : undefined, others } };
   }
 
   id(state: KeyState): string {
     return state.listed ? `${state.listed.name} (id ${state.listed.id})` : "key";
   }
 
-  plan(pass: KPass, state: KeyState): KeyStep | undefined {
+  plan(pass: KeyPass, state: KeyState): KeyStep | undefined {
     if (pass.deleting) return undefined;
     if (state.recovery) return keyStep("recover");
     const { status } = pass;
     if (status.keyId === undefined) return keyStep(status.pendingKeyName ? "resume" : "issue");
-    const k = new KeyPass(pass, this.keys);
-    const listed = state.listed !== undefined;
-    const [due] = dueSteps(status, {
-      secret: state.secret,
-      listed,
-      now: k.now().getTime(),
-      intervalMs: k.intervalMs,
-    });
+    const seen = { secret: state.secret, listed: state.listed !== undefined, now: pass.now().getTime() };
+    const [due] = dueSteps(status, { ...seen, intervalMs: keyOf(pass).intervalMs });
     return due && keyStep(due);
   }
 
   /** A first key (the layer creates only what it did not find; a key's state is always found). */
-  create(pass: KPass): Promise<Answer<KeyState, S>> {
+  create(pass: KeyPass): Promise<Answer<KeyState, S>> {
     return this.apply(pass, keyStep("issue"));
   }
 
-  async apply(pass: KPass, step: KeyStep, state?: KeyState): Promise<Answer<KeyState, S>> {
-    const k = new KeyPass(pass, this.keys);
-    const current = k.status.keyId;
-    switch (step.change) {
-      case "recover":
-        return {
-          operations: [],
-          message: state?.recovery ? await this.recover(k, state.recovery) : step.message,
-        };
-      case "replace":
-        // The platform cannot show a key again: a Secret that lost it gets a new key, and the old one is revoked.
-        if (current !== undefined) {
-          await k.revoke(current, "its Secret was deleted or altered");
-          pass.events.warning(
-            "SecretReplaced",
-            "Replace",
-            `Secret ${k.secretName} was ${state?.secret ? "altered" : "deleted"}; a key's value cannot be read ` +
-              `back from the platform, so key id ${current} was revoked and a new key is issued`,
-          );
-          await k.save(forgetCurrentKey);
-        }
-        break;
-      case "revoked-externally":
-        // A key revoked behind our back (console, another tool) leaves a Secret holding a dead key.
-        pass.events.warning(
-          "KeyRevokedExternally",
-          "Replace",
-          `key id ${current ?? ""} is no longer on the platform; issuing a new key`,
-        );
-        await k.save(forgetCurrentKey);
-        break;
-      case "revoke-previous":
-        await this.revokePrevious(k, "the rotation's grace period is over");
-        return { operations: [], message: step.message };
-      case "rotate":
-        // Grace is shorter than the interval, so a previous key still here is a late pass catching up.
-        await this.revokePrevious(k, "the rotation's grace period is over");
-        break;
-      case "issue":
-      case "resume":
-        break;
+  async apply(pass: KeyPass, step: KeyStep, state?: KeyState): Promise<Answer<KeyState, S>> {
+    const { change, message } = step;
+    const current = pass.status.keyId;
+    const answer = (note: string) => ({ operations: [], message: note });
+    if (change === "recover")
+      return answer(state?.recovery ? await this.recover(pass, state.recovery) : message);
+    // Grace is shorter than the interval: a previous key still here at a rotation is a late pass catching up.
+    if (change === "revoke-previous" || change === "rotate") await this.revokePrevious(pass);
+    if (change === "revoke-previous") return answer(message);
+    if (change === "replace" && current !== undefined) {
+      // The platform cannot show a key again: a Secret that lost it gets a new key, the old one revoked.
+      await revoke(pass, current, "its Secret was deleted or altered");
+      const note = `Secret ${keyOf(pass).secretName} was ${state?.secret ? "altered" : "deleted"}; a key's value cannot be read back from the platform, so key id ${current} was revoked and a new key is issued`;
+      pass.events.warning("SecretReplaced", "Replace", note);
+    } else if (change === "revoked-externally") {
+      // A key revoked behind our back (console, another tool) leaves a Secret holding a dead key.
+      const note = `key id ${current ?? ""} is no longer on the platform; issuing a new key`;
+      pass.events.warning("KeyRevokedExternally", "Replace", note);
     }
-    return { operations: [], message: await issueKey(k) };
+    if (current !== undefined && (change === "replace" || change === "revoked-externally")) {
+      await pass.save(forgetCurrentKey);
+    }
+    return answer(await issueKey(pass, this.keys));
   }
 
   /** Revokes every key of the resource; the Secret goes with them. */
-  async delete(pass: KPass): Promise<"gone"> {
-    await this.revokeAll(new KeyPass(pass, this.keys), false);
+  async delete(pass: KeyPass): Promise<"gone"> {
+    await this.revokeAll(pass, false);
     return "gone";
   }
 
   /** Retain: the current key and its Secret stay; the others are revoked all the same. */
-  async orphan(pass: KPass): Promise<void> {
-    await this.revokeAll(new KeyPass(pass, this.keys), true);
+  async orphan(pass: KeyPass): Promise<void> {
+    await this.revokeAll(pass, true);
   }
 
-  status(state: KeyState, pass: KPass): Partial<S> {
-    const { status } = pass;
-    const k = new KeyPass(pass, this.keys);
+  status({ listed, secretName }: KeyState, pass: KeyPass): Partial<S> {
+    const { nextRotationAt, createdAt } = pass.status;
     return {
-      createdAt: state.listed?.createdAt ?? status.createdAt,
-      lastUsedAt: state.listed?.lastUsedAt,
-      lastUsedFromAddr: state.listed?.lastUsedFromAddr,
-      secretName: state.secretName,
-      nextRotationAt: rotationTime(status.nextRotationAt, k.now().getTime(), k.intervalMs),
+      createdAt: listed?.createdAt ?? createdAt,
+      lastUsedAt: listed?.lastUsedAt,
+      lastUsedFromAddr: listed?.lastUsedFromAddr,
+      secretName,
+      nextRotationAt: rotationTime(nextRotationAt, pass.now().getTime(), keyOf(pass).intervalMs),
     };
   }
 
@@ -154,41 +128,11 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
   }
 
   /** Usage is refreshed now and then; a rotation or the end of a grace period comes on time. */
-  observeAfterMs(pass: KPass): number {
-    const k = new KeyPass(pass, this.keys);
-    const now = k.now().getTime();
-    const next = rotationTime(pass.status.nextRotationAt, now, k.intervalMs);
-    const due = [next, pass.status.previousKeyRevokeAt]
-      .filter((t): t is string => t !== undefined)
-      .map((t) => Date.parse(t) - now);
-    return Math.max(0, Math.min(this.usageRefreshMs, ...due));
-  }
-
-  /**
-   * The key this ApiKey's Secret holds, when the platform lists it under a name this ApiKey gives
-   * (`<keyName>-<token>-<suffix>`): issuing a new one instead would overwrite the Secret and leave
-   * the old key live in nobody's hands.
-   */
-  private async recovery(k: KeyPass, secret: Secret | undefined): Promise<Recovery | undefined> {
-    if (!secret) return undefined;
-    const controlled = isControlledBy(secret, k.obj);
-    // Restored with a new UID (owner references stripped), or retained by an ApiKey of this name.
-    const adopt = !controlled && adoptable(secret, k.obj, true);
-    if (!controlled && !adopt) return undefined;
-    const inSecret = storedKey(secret);
-    if (inSecret?.keyId === undefined || inSecret.fingerprint === undefined) return undefined;
-    const keys = await this.keys.fresh(k.pass.client);
-    const key = keys.find(
-      (listed) =>
-        listed.id === inSecret.keyId &&
-        // A Secret this ApiKey did not write is taken only with a key carrying its token.
-        (k.gave(listed.name) || (controlled && k.gaveBeforeTokens(listed.name))),
-    );
-    if (!key) return undefined;
-    const others = keys
-      .filter((listed) => listed.id !== key.id && k.gave(listed.name))
-      .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || b.id - a.id);
-    return { key, fingerprint: inSecret.fingerprint, adopt, others };
+  observeAfterMs(pass: KeyPass): number {
+    const now = pass.now().getTime();
+    const next = rotationTime(pass.status.nextRotationAt, now, keyOf(pass).intervalMs);
+    const due = [next, pass.status.previousKeyRevokeAt].filter((t) => t !== undefined);
+    return Math.max(0, Math.min(this.usageRefreshMs, ...due.map((t) => Date.parse(t) - now)));
   }
 
   /**
@@ -197,90 +141,86 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
    * nobody's hands. The newest keeps a grace period from now (clients may still use it); any
    * older one is revoked at once.
    */
-  private async recover(k: KeyPass, { key, fingerprint, adopt, others }: Recovery): Promise<string> {
-    const secret = await k.pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
-    if (adopt && secret) {
-      await adoptSecret(k.pass.kube, k.obj, secret);
-      k.pass.events.normal(
-        "SecretAdopted",
-        "Recover",
-        `Secret ${k.secretName} had no owner (a restore from a backup, or retained) and holds key ${key.name}, which this ApiKey named; it is this ApiKey's again`,
-      );
+  private async recover(pass: KeyPass, recovery: NonNullable<KeyState["recovery"]>): Promise<string> {
+    const { key, fingerprint, adopt, others } = recovery;
+    const k = keyOf(pass);
+    if (adopt) {
+      await adoptSecret(pass.kube, k.owner, adopt);
+      const note = `Secret ${k.secretName} had no owner (a restore from a backup, or retained) and holds key ${key.name}, which this ApiKey named; it is this ApiKey's again`;
+      pass.events.normal("SecretAdopted", "Recover", note);
     }
     const [previous, ...older] = others;
-    for (const stale of older) await k.revoke(stale.id, "status had lost it, and a newer key replaced it");
-    await k.save({
-      keyId: key.id,
-      keyName: key.name,
-      keyFingerprint: fingerprint,
-      createdAt: key.createdAt,
-      secretName: k.secretName,
-      ...(previous ? { previousKeyId: previous.id, previousKeyRevokeAt: k.at(k.gracePeriodMs) } : {}),
+    for (const stale of older)
+      await revoke(pass, stale.id, "status had lost it, and a newer key replaced it");
+    const revokeAt = at(pass, k.gracePeriodMs);
+    await pass.save({
+      ...recorded(k, key, fingerprint),
+      ...(previous ? { previousKeyId: previous.id, previousKeyRevokeAt: revokeAt } : {}),
     });
-    return (
-      `status had lost its key; key ${key.name} (id ${key.id}) in Secret ${k.secretName} is this ApiKey's` +
-      (previous ? `; key id ${previous.id}, also this ApiKey's, is revoked at ${k.at(k.gracePeriodMs)}` : "")
-    );
+    const message = `status had lost its key; key ${key.name} (id ${key.id}) in Secret ${k.secretName} is this ApiKey's`;
+    return previous
+      ? `${message}; key id ${previous.id}, also this ApiKey's, is revoked at ${revokeAt}`
+      : message;
   }
 
-  private async revokePrevious(k: KeyPass, why: string): Promise<void> {
-    const previous = k.status.previousKeyId;
+  private async revokePrevious(pass: KeyPass): Promise<void> {
+    const previous = pass.status.previousKeyId;
     if (previous === undefined) return;
-    await k.revoke(previous, why);
-    await k.save({ previousKeyId: undefined, previousKeyRevokeAt: undefined });
+    await revoke(pass, previous, "the rotation's grace period is over");
+    await pass.save({ previousKeyId: undefined, previousKeyRevokeAt: undefined });
   }
 
   /**
    * Every key this ApiKey holds, by status and by the names it gives, is revoked; with `retain`
-   * the one its Secret holds stays, and the Secret is released instead of deleted. A key is ours
-   * only if the platform lists it under a name we gave: a user may have written any id in status.
+   * the one its Secret holds stays, and the Secret is released instead of deleted.
    */
-  private async revokeAll(k: KeyPass, retain: boolean): Promise<void> {
-    const { status, pass } = k;
+  private async revokeAll(pass: KeyPass, retain: boolean): Promise<void> {
+    const { kube } = pass;
+    const { keyId, previousKeyId, pendingKeyName } = pass.status;
+    const k = keyOf(pass);
     const keys = await this.keys.fresh(pass.client);
-    const secret = await pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
-    // A status that lost its key (a restore without status) still has the Secret this ApiKey
-    // controls: the key it holds is ours when the platform lists it under this ApiKey's names.
-    const statusLost = status.keyId === undefined && !status.pendingKeyName;
-    const controlled = secret !== undefined && isControlledBy(secret, k.obj);
-    // Restored (owner references stripped) and deleted before any pass took the Secret back.
-    const restored = secret !== undefined && !controlled && adoptable(secret, k.obj, true);
-    const inSecret = keys.find(
-      (key) =>
-        key.id === storedKey(secret)?.keyId &&
-        (key.id === status.keyId ||
-          key.name === status.pendingKeyName ||
-          (statusLost && controlled && (k.gave(key.name) || k.gaveBeforeTokens(key.name))) ||
-          (statusLost && restored && k.gave(key.name))),
-    )?.id;
-    const ours = new Set<number>();
-    for (const id of [status.keyId, status.previousKeyId, inSecret]) if (id !== undefined) ours.add(id);
-    for (const key of keys) if (status.pendingKeyName && key.name === status.pendingKeyName) ours.add(key.id);
-    if (retain && inSecret !== undefined) ours.delete(inSecret); // the one key that is kept
-    for (const id of ours) await k.revoke(id, retain ? "not the retained key" : "the ApiKey was deleted");
+    const secret = await kube.get<Secret>(secretKind, k.namespace, k.secretName);
+    const { key: inSecret, restored } = held(pass, k, secret, keys);
+    const pending = keys.filter((key) => key.name === pendingKeyName).map((key) => key.id);
+    const ours = new Set([keyId, previousKeyId, inSecret?.id, ...pending].filter((id) => id !== undefined));
+    if (retain && inSecret) ours.delete(inSecret.id); // the one key that is kept
+    for (const id of ours) await revoke(pass, id, retain ? "not the retained key" : "the ApiKey was deleted");
     if (retain) {
-      await releaseSecret(pass.kube, k.obj, k.secretName);
+      await releaseSecret(kube, k.owner, k.secretName);
       pass.events.normal("KeyRetained", "Delete", `key and Secret ${k.secretName} are kept (Retain)`);
       return;
     }
-    await deleteOwnedSecret(pass.kube, k.obj, k.secretName);
+    await deleteOwnedSecret(kube, k.owner, k.secretName);
     // A restored Secret no pass took back yet holds the key just revoked: it goes too.
-    if (restored && inSecret !== undefined) await pass.kube.delete(secretKind, k.namespace, k.secretName);
+    if (restored && inSecret) await kube.delete(secretKind, k.namespace, k.secretName);
     pass.events.normal("KeyRevoked", "Delete", `revoked key id(s) ${[...ours].join(", ") || "none"}`);
   }
 
   /** The key's entry in the account's key list; a miss is confirmed with a fresh list before it counts. */
-  private async listed(k: KeyPass, keyId: number): Promise<ApiKey | undefined> {
+  private async listed(pass: KeyPass, keyId: number): Promise<ApiKey | undefined> {
     const find = (keys: ApiKey[]) => keys.find((key) => key.id === keyId);
-    return find(await this.keys.get(k.pass.client)) ?? find(await this.keys.fresh(k.pass.client));
+    return find(await this.keys.get(pass.client)) ?? find(await this.keys.fresh(pass.client));
   }
 }
 
-const forgetCurrentKey = {
-  keyId: undefined,
-  keyName: undefined,
-  keyFingerprint: undefined,
-  createdAt: undefined,
-  lastUsedAt: undefined,
-  lastUsedFromAddr: undefined,
-};
+/**
+ * The key this ApiKey's Secret holds, if it is ours: the one status names, or (status lost) one listed
+ * under a name this ApiKey gives, as a user may have written any id. A Secret it does not control
+ * (`restored`: owner reference stripped by a restore, or retained) only with a key carrying its token.
+ */
+function held(pass: KeyPass, k: Key, secret: Secret | undefined, keys: ApiKey[]) {
+  const { keyId, pendingKeyName } = pass.status;
+  const controlled = secret !== undefined && isControlledBy(secret, k.owner);
+  const restored = secret !== undefined && !controlled && adoptable(secret, k.owner, true);
+  const lost = keyId === undefined && !pendingKeyName;
+  const stored = storedKey(secret);
+  const key = keys.find(
+    ({ id, name }) =>
+      id === stored?.keyId &&
+      (id === keyId ||
+        name === pendingKeyName ||
+        (lost && (controlled || restored) && k.gave(name)) ||
+        (lost && controlled && k.gaveBeforeTokens(name))),
+  );
+  return { key, fingerprint: stored?.fingerprint, restored };
+}

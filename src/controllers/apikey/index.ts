@@ -4,15 +4,13 @@
 import { ApiKeySpec, type ApiKeyStatus } from "../../api/apikey.ts";
 import { apiKeyKind } from "../../api/index.ts";
 import type { Controller } from "../../runtime/index.ts";
-import { KeyListCache } from "../apikey-keylist.ts";
 import { managedController } from "../managed/controller.ts";
-import type { ManagedKind } from "../managed/types.ts";
+import type { ManagedKind, ManagedObject } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
 import { ApiKeys, type KeyState } from "./adapter.ts";
-import type { ApiKeyObject } from "./pass.ts";
 import type { KeyStep } from "./plan.ts";
 
-export type { ApiKeyObject } from "./pass.ts";
+export type ApiKeyObject = ManagedObject<ApiKeyStatus>;
 
 export const apiKeyResourceKind = resourceKind(apiKeyKind);
 
@@ -22,12 +20,9 @@ export const apiKeyFinalizer = "neoncloud.dev/apikey";
 export interface ApiKeyTuning {
   /** How old the shared key list (usage figures) may get (default 5 min). */
   usageRefreshMs?: number;
-  /** How long to wait after the platform refused the credentials (default 5 min: no hot loop). */
-  unauthorizedRetryMs?: number;
 }
 
 function apiKeyManagedKind(tuning: ApiKeyTuning): ManagedKind<ApiKeySpec, ApiKeyStatus, KeyState, KeyStep> {
-  const usageRefreshMs = tuning.usageRefreshMs ?? 300_000;
   return {
     resource: { ...apiKeyResourceKind, apiVersion: apiKeyKind.apiVersion },
     finalizer: apiKeyFinalizer,
@@ -42,23 +37,15 @@ function apiKeyManagedKind(tuning: ApiKeyTuning): ManagedKind<ApiKeySpec, ApiKey
     deletionPolicy: (spec) => (spec.deletionPolicy === "Retain" ? "Orphan" : "Delete"),
     adopts: () => undefined,
     recorded: (status) => (status.keyId === undefined ? undefined : String(status.keyId)),
-    adapter: new ApiKeys(new KeyListCache({ maxAgeMs: usageRefreshMs }), usageRefreshMs),
+    adapter: new ApiKeys(tuning.usageRefreshMs ?? 300_000),
   };
 }
 
-/**
- * The ApiKey controller. `create` lets a Manager own it; by default it is a standalone
- * Controller (tests).
- */
+/** The ApiKey controller. `create` lets a Manager own it; by default a standalone Controller (tests). */
 export function apiKeyController(
   options: KindControllerOptions,
   create?: ControllerFactory<ApiKeyObject>,
   tuning: ApiKeyTuning = {},
 ): Controller<ApiKeyObject> {
-  const { controller } = managedController({
-    kind: apiKeyManagedKind(tuning),
-    options: { ...options, unauthorizedRetryMs: tuning.unauthorizedRetryMs ?? options.unauthorizedRetryMs },
-    create,
-  });
-  return controller;
+  return managedController({ kind: apiKeyManagedKind(tuning), options, create }).controller;
 }

@@ -1,93 +1,100 @@
-// Issuing a key, crash-safe. The platform shows a key's value once, in the
-// create response, so every step is ordered such that a crash or a lost
-// response anywhere ends, on a later pass, with the key in its Secret or revoked:
+// Issuing a key, crash-safe. The platform shows a key's value once, in the create answer, so the
+// steps are ordered such that a crash or a lost answer anywhere ends, on a later pass, with the
+// key in its Secret or revoked:
 //
-//   status.pendingKeyName = <keyName>-<suffix>   (recorded before the key exists)
+//   status.pendingKeyName = <keyName>-<token>-<suffix>   (recorded before the key exists)
 //   create the key with that name
-//   write the Secret (value + id)
+//   write the Secret (value + id): the only place a key value is ever stored
 //   status: keyId, keyName, ...; pendingKeyName cleared
 //
-// A later pass that finds a pendingKeyName tells where the last one stopped:
-// the Secret holds a key of that name → adopt it; the platform has a key of
-// that name but the Secret does not → its value is lost: revoke it, pick a new
-// name, go again; neither → create.
-import type { ApiKey } from "../../platform/index.ts";
-import { type KeyPass, pendingKeyName } from "./pass.ts";
-import { keyFingerprint, storedKey, writeKeySecret } from "./secret.ts";
-import { secretKind, type Secret } from "../credentials.ts";
+// A later pass that finds a pendingKeyName tells where the last one stopped: the Secret holds a
+// key of that name → it is safe there; the platform lists a key of that name but the Secret does
+// not → its value is lost: revoke it, pick a new name, go again; neither → create.
+import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
+import { NotFoundError, type ApiKey } from "../../platform/index.ts";
+import type { KeyListCache } from "../apikey-keylist.ts";
+import { credentialsSecretLabels, secretKind, type Secret } from "../credentials.ts";
+import { checkOwnership, writeOwnedSecret } from "../managed/owned-secret.ts";
+import type { Pass } from "../managed/types.ts";
+import { keyFingerprint, keyOf, pendingKeyName, storedKey, type Key } from "./plan.ts";
+
+export type KeyPass = Pass<ApiKeySpec, ApiKeyStatus>;
 
 /**
- * Makes a new key current and stores it. With a current key already
- * (rotation), it becomes the previous key for the grace period. Returns what
- * the event says of it.
+ * Makes a new key current and stores it; a current key already there (a rotation) becomes the
+ * previous key for the grace period. Returns what the event says of it.
  */
-export async function issueKey(pass: KeyPass): Promise<string> {
+export async function issueKey(pass: KeyPass, keys: KeyListCache): Promise<string> {
+  const k = keyOf(pass);
   for (;;) {
     const pending = pass.status.pendingKeyName;
-    if (!pending) {
-      await pass.save({ pendingKeyName: pendingKeyName(pass.keyName, pass.token) });
-      continue;
-    }
-    const keys = await pass.keys.fresh(pass.pass.client);
-    const secret = await pass.pass.kube.get<Secret>(secretKind, pass.namespace, pass.secretName);
-    const stored = storedKey(secret);
-    const inSecret = keys.find((k) => k.id === stored?.keyId && k.name === pending);
-    if (inSecret && stored?.fingerprint) {
+    if (pending) {
+      const listed = await keys.fresh(pass.client);
+      const secret = await pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
+      const stored = storedKey(secret);
+      const inSecret = listed.find((key) => key.id === stored?.keyId && key.name === pending);
       // The last pass stopped after writing the Secret: the key is safe there.
-      return complete(pass, inSecret, stored.fingerprint);
-    }
-    const lost = keys.filter((k) => k.name === pending);
-    if (lost.length > 0) {
-      // Created, but its value never reached the Secret (crash or lost response).
-      for (const key of lost) {
-        await pass.revoke(key.id, "its value was lost before it reached the Secret");
-        pass.pass.events.warning(
-          "OrphanKeyRevoked",
-          "Revoke",
-          `key ${key.name} (id ${key.id}) was created but its value was lost before it reached Secret ${pass.secretName}; revoked it`,
-        );
+      if (inSecret && stored?.fingerprint) return complete(pass, k, inSecret, stored.fingerprint);
+      const lost = listed.filter((key) => key.name === pending);
+      if (lost.length === 0) {
+        // A Secret another owner controls (read directly, never from a cache) gets no key: it
+        // could be someone's. One apply writes both entries: the old key or the new, never a mix.
+        checkOwnership(secret, k.owner, "spec.secretName", false);
+        const created = await pass.client.createApiKey(pending, { signal: pass.signal });
+        const entries = { apiKey: created.key, keyId: String(created.id) };
+        // Labelled as platform credentials: it can be the spec.credentials of other resources.
+        await writeOwnedSecret(pass.kube, k.owner, k.secretName, entries, {}, credentialsSecretLabels);
+        const createdAt = created.createdAt ?? new Date().toISOString();
+        return complete(pass, k, { id: created.id, name: pending, createdAt }, keyFingerprint(created.key));
       }
-      await pass.save({ pendingKeyName: pendingKeyName(pass.keyName, pass.token) });
-      continue;
+      // Created, but its value never reached the Secret (a crash, a lost answer).
+      for (const key of lost) {
+        await revoke(pass, key.id, "its value was lost before it reached the Secret");
+        const note = `key ${key.name} (id ${key.id}) was created but its value was lost before it reached Secret ${k.secretName}; revoked it`;
+        pass.events.warning("OrphanKeyRevoked", "Revoke", note);
+      }
     }
-    const created = await pass.pass.client.createApiKey(pending, { signal: pass.pass.signal });
-    await writeKeySecret(pass.pass.kube, pass.obj, pass.secretName, { id: created.id, value: created.key });
-    return complete(
-      pass,
-      { id: created.id, name: pending, createdAt: created.createdAt ?? new Date().toISOString() },
-      keyFingerprint(created.key),
-    );
+    await pass.save({ pendingKeyName: pendingKeyName(k.keyName, k.token) });
   }
 }
 
-/** The key is current and stored: what the event says of it. */
-async function complete(
-  pass: KeyPass,
-  key: Pick<ApiKey, "id" | "name" | "createdAt">,
-  fingerprint: string,
-): Promise<string> {
-  const old = pass.status.keyId;
+/** The key is current and stored: status records it. Returns what the event says of it. */
+async function complete(pass: KeyPass, k: Key, key: KeyRecord, fingerprint: string): Promise<string> {
+  const { keyId: old, previousKeyId: previous } = pass.status;
   const rotated = old !== undefined && old !== key.id;
-  const previous = pass.status.previousKeyId;
+  // Only one key may be in its grace period; an older one is overdue anyway (grace < interval).
   if (rotated && previous !== undefined && previous !== old) {
-    // Only one key may be in its grace period; an older one is overdue anyway (grace < interval).
-    await pass.revoke(previous, "a newer rotation replaced it");
+    await revoke(pass, previous, "a newer rotation replaced it");
   }
-  const interval = pass.intervalMs;
   await pass.save({
-    keyId: key.id,
-    keyName: key.name,
-    keyFingerprint: fingerprint,
-    createdAt: key.createdAt,
+    ...recorded(k, key, fingerprint),
     lastUsedAt: undefined,
     lastUsedFromAddr: undefined,
-    secretName: pass.secretName,
     pendingKeyName: undefined,
-    previousKeyId: rotated ? old : pass.status.previousKeyId,
-    previousKeyRevokeAt: rotated ? pass.at(pass.gracePeriodMs) : pass.status.previousKeyRevokeAt,
-    nextRotationAt: interval === undefined ? undefined : pass.at(interval),
+    ...(rotated ? { previousKeyId: old, previousKeyRevokeAt: at(pass, k.gracePeriodMs) } : {}),
+    nextRotationAt: k.intervalMs === undefined ? undefined : at(pass, k.intervalMs),
   });
-  return rotated
-    ? `key ${key.name} (id ${key.id}) is in Secret ${pass.secretName}; key id ${old} keeps working until ${pass.status.previousKeyRevokeAt}`
-    : `key ${key.name} (id ${key.id}) is in Secret ${pass.secretName}`;
+  const stored = `key ${key.name} (id ${key.id}) is in Secret ${k.secretName}`;
+  return rotated ? `${stored}; key id ${old} keeps working until ${pass.status.previousKeyRevokeAt}` : stored;
 }
+
+type KeyRecord = Pick<ApiKey, "id" | "name" | "createdAt">;
+
+/** Status naming `key` as the current key, stored in the ApiKey's Secret. */
+export function recorded(k: Key, key: KeyRecord, fingerprint: string): Partial<ApiKeyStatus> {
+  const { id: keyId, name: keyName, createdAt } = key;
+  return { keyId, keyName, keyFingerprint: fingerprint, createdAt, secretName: k.secretName };
+}
+
+/** Revokes a key; one already revoked or gone is fine (the platform answers 404). */
+export async function revoke(pass: KeyPass, keyId: number, why: string): Promise<void> {
+  try {
+    await pass.client.revokeApiKey(keyId, { signal: pass.signal });
+    pass.log.info({ keyId, why }, "revoked API key");
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+  }
+}
+
+/** The time `ms` from the pass's now. */
+export const at = (pass: KeyPass, ms: number): string => new Date(pass.now().getTime() + ms).toISOString();

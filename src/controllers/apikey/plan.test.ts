@@ -2,9 +2,7 @@
 // key list: the adapter's decisions, with no API server and no platform.
 import { describe, expect, it } from "vitest";
 import type { ApiKeyStatus } from "../../api/apikey.ts";
-import { dueSteps, rotationTime } from "./plan.ts";
-import { keyToken, pendingKeyName } from "./pass.ts";
-import { keyFingerprint } from "./secret.ts";
+import { dueSteps, keyFingerprint, keyToken, pendingKeyName, rotationTime } from "./plan.ts";
 import type { Secret } from "../credentials.ts";
 
 const value = "k".repeat(64);

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { group } from "../../api/group.ts";
 import type { KubeClient, KubeObject } from "../../runtime/index.ts";
 import { Delay, Problem } from "./errors.ts";
-import { adoptable, writeOwnedSecret, type Owner } from "./owned-secret.ts";
+import { writeOwnedSecret, type Owner } from "./owned-secret.ts";
 
 /** Whose password the Secret holds: `project/branch/role`. */
 export const passwordOfAnnotation = `${group}/password-of`;
@@ -112,21 +112,6 @@ export function connectionOf(target: SecretTarget): string {
     target.database,
   ];
   return createHash("sha256").update(parts.join("\n")).digest("hex").slice(0, 16);
-}
-
-/**
- * A Secret of that name that this resource does not control is never overwritten, unless it is
- * one the resource wrote and a restore left without owner (adopted when it is next written).
- */
-export function checkOwnership(secret: KubeObject | undefined, owner: Owner, name: string): void {
-  if (secret && !adoptable(secret, owner, true)) {
-    throw new Problem(
-      "SecretConflict",
-      `Secret ${owner.metadata.namespace}/${name} exists and is not controlled by this ${owner.kind ?? "resource"}; ` +
-        "delete it or choose another spec.connectionSecret.name",
-      { retry: { after: Delay.conflict }, stalled: true },
-    );
-  }
 }
 
 /** The Secret is what `target` asks for (read from its metadata: the cache holds no data). */

@@ -22,7 +22,6 @@ import { secretKind, type Secret } from "../credentials.ts";
 import { configMapKind, publishConfigMap, type ConfigMap } from "./connection-configmap.ts";
 import {
   branchResetAnnotation,
-  checkOwnership,
   connectionOf,
   isCurrent,
   parseConnectionUri,
@@ -32,7 +31,7 @@ import {
   type PostgresConnection,
   type SecretTarget,
 } from "./connection-secret.ts";
-import { adoptSecret, type Owner } from "./owned-secret.ts";
+import { adoptSecret, checkOwnership, type Owner } from "./owned-secret.ts";
 import { Delay, Problem, notFound } from "./errors.ts";
 import { nextPoll } from "./polling.ts";
 import type { Answer, ConnectionDetails, ConnectionSecretStatus, ManagedStatus, Pass } from "./types.ts";
@@ -100,7 +99,7 @@ export class Connections {
     if (!target) return undefined;
     const uid = owner.metadata.uid ?? "";
     const secret = pass.cache<Secret>(secretKind).get(owner.metadata.namespace, target.name);
-    checkOwnership(secret, owner, target.name);
+    checkOwnership(secret, owner, "spec.connectionSecret.name");
     // Left without owner by a restore: this resource's again.
     if (secret && !isControlledBy(secret, owner)) await adoptSecret(pass.kube, owner, secret);
     // The branch was reset and its Branch is bringing its roles back: the password is read once

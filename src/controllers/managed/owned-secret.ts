@@ -13,6 +13,7 @@ import {
   type KubeObject,
 } from "../../runtime/index.ts";
 import { secretKind, type Secret } from "../credentials.ts";
+import { Delay, Problem } from "./errors.ts";
 
 /** A resource that owns what the layer writes for it: its kind and apiVersion are known. */
 export type Owner = KubeObject & { apiVersion: string; kind: string };
@@ -67,6 +68,27 @@ export function adoptable(secret: KubeObject, owner: Owner, restored = false): b
     secret.metadata.labels?.[ownerLabel(owner.kind)] === owner.metadata.name &&
     secret.metadata.labels?.[managedByLabel] === managedByValue
   );
+}
+
+/**
+ * Refuses a Secret the resource may not write (not `adoptable`, so with `restored` one a restore
+ * left without owner is written and adopted): overwriting it could lose someone's data. `field`
+ * names the Secret in the spec, for the message.
+ */
+export function checkOwnership(
+  secret: KubeObject | undefined,
+  owner: Owner,
+  field: string,
+  restored = true,
+): void {
+  if (secret && !adoptable(secret, owner, restored)) {
+    throw new Problem(
+      "SecretConflict",
+      `Secret ${owner.metadata.namespace}/${secret.metadata.name} exists and is not controlled by this ${owner.kind}; ` +
+        `delete it or choose another ${field}`,
+      { retry: { after: Delay.conflict }, stalled: true },
+    );
+  }
 }
 
 /**

@@ -1,0 +1,278 @@
+// Safe for many teams (issue 23), replayed as team members would try it: users who hold rights in
+// their own namespace only (a client certificate, a RoleBinding to the operator's kinds, no Secrets),
+// one operator for the cluster with one default key, granted to each namespace by a CredentialsGrant
+// for the one project the teams share. What the issue found is refused now with a clear reason and
+// nothing sent to the platform (its request log shows no mutation), and the other team's endpoint
+// and branch are intact and connectable afterwards.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { credentialsGrant } from "../../src/api/grant.ts";
+import { loadConfig } from "../../src/config.ts";
+import { startOperator, type RunningOperator } from "../../src/operator.ts";
+import { PlatformClient } from "../../src/platform/index.ts";
+import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
+import { applyCredentialsSecret } from "../support/credentials.ts";
+import { adminKubeConfig, createNamespace, eventually, kubectl } from "../support/kube.ts";
+import { namespacedUser, type NamespacedUser } from "../support/namespaced-user.ts";
+import { LogCapture, testSeed } from "../support/operator.ts";
+
+interface Resource {
+  metadata: { name: string; uid?: string };
+  status?: {
+    endpointId?: string;
+    branchId?: string;
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+let emulator: Emulator;
+/** The platform as the admin looks at it (reads only, besides the contest's endpoint made outside). */
+let platform: PlatformClient;
+let operator: RunningOperator | undefined;
+let ops: string;
+let teamA: NamespacedUser;
+let teamB: NamespacedUser;
+let ungranted: NamespacedUser;
+const grants: string[] = [];
+const logs = new LogCapture();
+
+const endpoint = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: "neoncloud.dev/v1alpha1",
+  kind: "ComputeEndpoint",
+  metadata: { name },
+  spec: { projectId: "proj-alpha", ...spec },
+});
+const branch = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>) => ({
+  apiVersion: "neoncloud.dev/v1alpha1",
+  kind: "Branch",
+  metadata: { name, ...(annotations ? { annotations } : {}) },
+  spec: { projectId: "proj-alpha", ...spec },
+});
+
+async function read(user: NamespacedUser, plural: string, name: string): Promise<Resource> {
+  return JSON.parse(await user.kubectl(["get", plural, name, "-o", "json"])) as Resource;
+}
+
+const ready = (r: Resource) => r.status?.conditions?.find((c) => c.type === "Ready");
+const stalled = (r: Resource) => r.status?.conditions?.find((c) => c.type === "Stalled");
+
+/** The resource, as its user reads it, once its Ready condition is `status` (and `reason`). */
+function until(user: NamespacedUser, plural: string, name: string, status: string, reason?: string) {
+  return eventually(
+    async () => {
+      const r = await read(user, plural, name);
+      const c = ready(r);
+      return c?.status === status && (reason === undefined || c.reason === reason) ? r : undefined;
+    },
+    { what: `${plural}/${name} Ready=${status} ${reason ?? ""}`, timeoutMs: 60_000, intervalMs: 200 },
+  );
+}
+
+/** Requests the platform answered since `mark` that change something (not GET). */
+function mutationsSince(mark: number, path?: string) {
+  return emulator.requestLog
+    .latest()
+    .slice(mark)
+    .filter((e) => e.method !== "GET" && (path === undefined || e.path.includes(path)));
+}
+
+async function startTheOperator(): Promise<void> {
+  const config = loadConfig([
+    `--platform-base-url=${emulator.url}`,
+    `--namespaces=${teamA.namespace},${teamB.namespace},${ungranted.namespace}`,
+    `--default-credentials-secret=${ops}/neon-api-key`,
+    `--leader-election-namespace=${ops}`,
+    "--no-leader-election",
+    "--metrics-address=127.0.0.1:0",
+  ]);
+  operator = await startOperator(config, logs.logger, { kubeConfig: adminKubeConfig(), pollIntervalMs: 100 });
+}
+
+beforeAll(async () => {
+  emulator = await startEmulator({ rateLimits: false, operationDurationMs: 150, seed: testSeed });
+  platform = new PlatformClient({ baseUrl: emulator.url, apiKey: emulator.bootstrapKey });
+  // The operator's namespace and its key, which no team can read.
+  ops = await createNamespace("ops", { granted: false });
+  await applyCredentialsSecret(ops, "neon-api-key", emulator.bootstrapKey);
+  const namespaces = await Promise.all(
+    ["team-a", "team-b", "team-c"].map((p) => createNamespace(p, { granted: false })),
+  );
+  const users = await Promise.all(
+    ["team-a", "team-b", "team-c"].map((p, i) => namespacedUser(p, { namespace: namespaces[i] ?? "" })),
+  );
+  [teamA, teamB, ungranted] = users as [NamespacedUser, NamespacedUser, NamespacedUser];
+  // The platform team grants the shared project to team-a and team-b; team-c gets nothing, and
+  // no team may mint keys.
+  for (const user of [teamA, teamB]) {
+    const name = `${user.namespace}-alpha`;
+    await kubectl(["apply", "--server-side", "-f", "-"], {
+      input: JSON.stringify(
+        credentialsGrant(name, { namespaces: [user.namespace], projects: ["proj-alpha"] }),
+      ),
+    });
+    grants.push(name);
+  }
+  await startTheOperator();
+});
+
+afterAll(async () => {
+  await operator?.stop();
+  await platform?.close();
+  await emulator?.close();
+  for (const name of grants)
+    await kubectl(["delete", "credentialsgrant", name, "--wait=false"]).catch(() => undefined);
+  for (const ns of [ops, teamA?.namespace, teamB?.namespace, ungranted?.namespace]) {
+    if (ns) await kubectl(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+  }
+});
+
+describe("safe for many teams", () => {
+  it("team-a's endpoint and branch work on the default key its namespace was granted", async () => {
+    await teamA.apply(branch("staging", { name: "shop-staging", parent: { branchId: "br-dev" } }));
+    const b = await until(teamA, "branch", "staging", "True");
+    await teamA.apply(
+      endpoint("shop-staging", {
+        branchRef: { name: "staging" },
+        connectionSecret: { name: "shop-db", role: "neondb_owner", database: "neondb" },
+      }),
+    );
+    const e = await until(teamA, "computeendpoint", "shop-staging", "True");
+    expect(e.status?.endpointId).toBeDefined();
+    expect(b.status?.branchId).toBeDefined();
+  });
+
+  it("team-b cannot take over team-a's endpoint by its id: refused, nothing sent, and deleting its resource leaves the endpoint", async () => {
+    const theirs = await read(teamA, "computeendpoint", "shop-staging");
+    const id = theirs.status?.endpointId ?? "";
+    const before = emulator.requestLog.latest().length;
+    await teamB.apply(endpoint("grab", { branchId: "br-staging", endpointId: id, computeUnits: { min: 4 } }));
+    const refused = await until(teamB, "computeendpoint", "grab", "False", "AlreadyManaged");
+    expect(stalled(refused)?.status).toBe("True");
+    // It says another namespace holds it, and names nothing of it.
+    expect(ready(refused)?.message).toContain("a resource in another namespace");
+    expect(ready(refused)?.message).not.toContain(teamA.namespace);
+    expect(refused.status?.endpointId).toBeUndefined();
+    // Deleting it, even with deletionPolicy Delete spelled out, sends nothing.
+    await teamB.kubectl([
+      "patch",
+      "computeendpoint",
+      "grab",
+      "--type=merge",
+      "-p",
+      '{"spec":{"deletionPolicy":"Delete"}}',
+    ]);
+    await teamB.kubectl(["delete", "computeendpoint", "grab", "--timeout=60s"]);
+    expect(mutationsSince(before, id)).toEqual([]);
+    const still = (await platform.listEndpoints("proj-alpha")).find((e) => e.id === id);
+    expect(still?.autoscalingLimitMinCu).toBe(1);
+  });
+
+  it("team-b cannot take over team-a's branch by its name, nor reset it", async () => {
+    const theirs = await read(teamA, "branch", "staging");
+    const before = emulator.requestLog.latest().length;
+    await teamB.apply(
+      branch(
+        "staging",
+        { name: "shop-staging", roles: [{ name: "intruder" }] },
+        { "neoncloud.dev/restoredFromParentAt": "2026-11-25T00:00:00Z" },
+      ),
+    );
+    const refused = await until(teamB, "branch", "staging", "False");
+    expect(["AlreadyManaged", "BranchNameTaken"]).toContain(ready(refused)?.reason);
+    expect(stalled(refused)?.status).toBe("True");
+    expect(refused.status?.branchId).toBeUndefined();
+    await teamB.kubectl(["delete", "branch", "staging", "--timeout=60s"]);
+    expect(mutationsSince(before, theirs.status?.branchId ?? "")).toEqual([]);
+    expect(mutationsSince(before).filter((e) => e.path.endsWith("/branches"))).toEqual([]);
+  });
+
+  it("minting an API key on the default credentials is refused where the grant does not allow it", async () => {
+    const before = emulator.requestLog.latest().length;
+    await teamB.apply({
+      apiVersion: "neoncloud.dev/v1alpha1",
+      kind: "ApiKey",
+      metadata: { name: "mine" },
+      spec: {},
+    });
+    const refused = await until(teamB, "apikey", "mine", "False", "NotGranted");
+    expect(ready(refused)?.message).toContain("mint");
+    expect(mutationsSince(before, "/api_keys")).toEqual([]);
+    await teamB.kubectl(["delete", "apikey", "mine", "--timeout=60s"]);
+  });
+
+  it("an ungranted namespace gets a reason naming what is missing and who can grant it, and sends nothing", async () => {
+    const before = emulator.requestLog.latest().length;
+    await ungranted.apply(endpoint("db", { branchId: "br-feature" }));
+    const refused = await until(ungranted, "computeendpoint", "db", "False", "NotGranted");
+    expect(ready(refused)?.message).toContain("CredentialsGrant");
+    expect(ready(refused)?.message).toContain("spec.credentials");
+    expect(mutationsSince(before)).toEqual([]);
+    await ungranted.kubectl(["delete", "computeendpoint", "db", "--timeout=60s"]);
+  });
+
+  it("afterwards team-a's endpoint and branch are intact and connectable", async () => {
+    const e = await until(teamA, "computeendpoint", "shop-staging", "True");
+    const b = await until(teamA, "branch", "staging", "True");
+    expect((await platform.listBranches("proj-alpha")).map((x) => x.id)).toContain(b.status?.branchId);
+    const secret = JSON.parse(
+      await kubectl(["get", "secret", "shop-db", "-n", teamA.namespace, "-o", "json"]),
+    ) as { data: Record<string, string> };
+    const client = new pg.Client({
+      connectionString: Buffer.from(secret.data.DATABASE_URL ?? "", "base64").toString(),
+    });
+    await client.connect();
+    try {
+      expect((await client.query<{ one: number }>("select 1 as one")).rows[0]?.one).toBe(1);
+    } finally {
+      await client.end();
+    }
+    expect(e.status?.endpointId).toBeDefined();
+  });
+});
+
+describe("a claim contest: two namespaces naming the same endpoint", () => {
+  let made: string;
+  beforeAll(async () => {
+    made = (await platform.createEndpoint("proj-alpha", { branchId: "br-feature", type: "read_write" }))
+      .endpoint.id;
+  });
+
+  it.each([
+    ["team-a first", () => teamA, () => teamB],
+    ["team-b first", () => teamB, () => teamA],
+  ])(
+    "%s: exactly one manages it, across an operator restart; deleting the other leaves it",
+    async (_, first, second) => {
+      await first().apply(endpoint("contested", { branchId: "br-feature", endpointId: made }));
+      await until(first(), "computeendpoint", "contested", "True");
+      await second().apply(endpoint("contested", { branchId: "br-feature", endpointId: made }));
+      await until(second(), "computeendpoint", "contested", "False", "AlreadyManaged");
+      // A new operator process knows only what the cluster and the platform say.
+      await operator?.stop();
+      await startTheOperator();
+      await second().kubectl([
+        "annotate",
+        "computeendpoint",
+        "contested",
+        `poke=${Date.now()}`,
+        "--overwrite",
+      ]);
+      await until(second(), "computeendpoint", "contested", "False", "AlreadyManaged");
+      await until(first(), "computeendpoint", "contested", "True");
+      const before = emulator.requestLog.latest().length;
+      await second().kubectl([
+        "patch",
+        "computeendpoint",
+        "contested",
+        "--type=merge",
+        "-p",
+        '{"spec":{"deletionPolicy":"Delete"}}',
+      ]);
+      await second().kubectl(["delete", "computeendpoint", "contested", "--timeout=60s"]);
+      expect(mutationsSince(before, made)).toEqual([]);
+      // The winner adopted it: it is kept when its resource goes (an adopted object is deleted only when the spec says Delete).
+      await first().kubectl(["delete", "computeendpoint", "contested", "--timeout=60s"]);
+      expect((await platform.listEndpoints("proj-alpha")).map((e) => e.id)).toContain(made);
+    },
+  );
+});
