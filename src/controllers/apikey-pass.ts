@@ -5,7 +5,7 @@ import { createHash, randomInt } from "node:crypto";
 import type { ApiKeySpec, ApiKeyStatus } from "../api/apikey.ts";
 import { NotFoundError } from "../platform/index.ts";
 import { parseDuration, type KubeObject } from "../runtime/index.ts";
-import type { KeyListCache } from "./apikey-keylist.ts";
+import type { KeyListCache } from "../platform/index.ts";
 import type { Pass } from "./managed/types.ts";
 
 export interface ApiKeyObject extends KubeObject {

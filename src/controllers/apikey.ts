@@ -1,13 +1,13 @@
 // The ApiKey adapter: a platform API key kept in a Secret, replaced when the Secret is lost,
 // rotated on schedule, revoked (or retained) with the resource, on the managed-resource layer
 // (managed/). The crash-safe issuing of a key is in apikey-issue.ts; the Secret's shape in
-// apikey-secret.ts; the shared key list in apikey-keylist.ts.
+// apikey-secret.ts; the shared key list in platform/key-list.ts.
 import { ApiKeySpec, type ApiKeyStatus } from "../api/apikey.ts";
 import { apiKeyKind } from "../api/index.ts";
 import type { ApiKey } from "../platform/index.ts";
 import { isControlledBy, type Controller } from "../runtime/index.ts";
 import { issueKey } from "./apikey-issue.ts";
-import { KeyListCache } from "./apikey-keylist.ts";
+import { KeyListCache } from "../platform/index.ts";
 import { KeyPass, type ApiKeyObject } from "./apikey-pass.ts";
 import {
   adoptKeySecret,
