@@ -3,6 +3,7 @@
 // keys met the way the operator meets them (accounts.ts).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  asAController,
   fastRetry,
   generousLimits,
   startPlatform,
@@ -10,24 +11,11 @@ import {
 } from "../../test/support/platform/platform.ts";
 import { Accounts } from "./accounts.ts";
 import type { PlatformClient } from "./client.ts";
-import { ProjectBusyError } from "./errors.ts";
 
 const LIST_ENDPOINTS = "GET /projects/:project_id/endpoints";
 const LIST_OPERATIONS = "GET /projects/:project_id/operations";
 const orgKey = "o".repeat(64);
 const branches = ["b1", "b2", "b3", "b4", "b5", "b6"];
-
-/** As a controller does with a resource's change: held back, it comes back when told. */
-async function asAController<T>(change: () => Promise<T>): Promise<T> {
-  for (;;) {
-    try {
-      return await change();
-    } catch (err) {
-      if (!(err instanceof ProjectBusyError)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, err.retryAfterMs));
-    }
-  }
-}
 
 describe("the keys of one account", () => {
   let platform: TestPlatform;

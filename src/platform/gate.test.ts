@@ -1,20 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LockedError, ProjectBusyError } from "./errors.ts";
-import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
+import { asAController, startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
 const CREATE = "POST /projects/:project_id/endpoints";
 
-/** As a controller does with a resource's change: held back, it comes back when told. */
-async function asAController<T>(change: () => Promise<T>): Promise<T> {
-  for (;;) {
-    try {
-      return await change();
-    } catch (err) {
-      if (!(err instanceof ProjectBusyError)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, err.retryAfterMs));
-    }
-  }
-}
 const branches = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"];
 
 describe("the per-project mutation gate, against a project-wide lock", () => {
