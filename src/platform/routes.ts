@@ -4,8 +4,8 @@
  * template and the ids (`pathOf`), and the template is the route's name in logs, metrics and
  * errors, so a URL is never written twice.
  *
- * A mutation of a project route (`/projects/{project_id}/…`) takes the project's turn in its
- * mutation gate: the platform runs one change of a project at a time (platform-facts.md).
+ * A mutation of a project route (`/projects/{project_id}` and below) takes the project's turn in
+ * its mutation gate: the platform runs one change of a project at a time (platform-facts.md).
  */
 import type { z } from "zod";
 import type { Branch } from "./branch-schemas.ts";
@@ -82,9 +82,12 @@ export function pathOf<P extends string>(template: P, ids: Ids<P>): string {
   });
 }
 
-/** Whether a route changes a project: it then takes the project's turn and tells its state. */
+/**
+ * Whether a route changes a project (the project itself or anything in it): it then takes the
+ * project's turn and tells its state.
+ */
 export const changesProject = (r: Route): boolean =>
-  r.method !== "GET" && r.path.startsWith("/projects/{project_id}/");
+  r.method !== "GET" && /^\/projects\/\{project_id\}(\/|$)/.test(r.path);
 
 export const routes = {
   // The account: who a key is, and its keys.
