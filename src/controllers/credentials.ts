@@ -1,13 +1,13 @@
 // Which platform API key a resource acts with: the Secret its spec names (in
 // its own namespace), or the operator's default. One PlatformClient per key
-// (accounts.ts), so resources that share a key share its connection pool, and
+// (platform/accounts.ts), so resources that share a key share its connection pool, and
 // keys of one account share its rate budget. A Secret is read as credentials
 // only when it is labelled as such (credentialsLabel), so a resource cannot
 // make the operator send any other Secret's value to the platform.
 import type { Logger } from "pino";
 import type { SecretKeyRef } from "../api/fields.ts";
 import type { PlatformClient, PlatformClientOptions } from "../platform/index.ts";
-import { Accounts } from "./accounts.ts";
+import { Accounts } from "../platform/index.ts";
 import type { KubeClient, KubeObject, Store } from "../runtime/index.ts";
 
 export const secretKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" } as const;

@@ -27,6 +27,10 @@ describe("batching for scale", () => {
   });
   afterAll(() => platform.close());
 
+  /** The endpoint on a branch (one each, made by the tests before). */
+  const endpointOn = async (branchId: string) =>
+    (await client.listEndpoints("shop")).find((e) => e.branchId === branchId)!.id;
+
   it("serves 50 concurrent readers of one project with one list request", async () => {
     const before = await platform.served(LIST_ENDPOINTS);
     const views = await Promise.all(Array.from({ length: 50 }, () => client.snapshot("shop")));
@@ -75,17 +79,17 @@ describe("batching for scale", () => {
   });
 
   it("serves resources that look one after another on the same poll tick with one list pass", async () => {
-    const ops: Operation[] = [];
-    for await (const op of client.listOperations("shop", { limit: 5 })) ops.push(op);
+    const { operations: ops } = await client.listOperationsPage("shop", { limit: 5 });
     // A clock held inside one tick of the 5 s poll interval, so no tick boundary falls between
     // calls, and past the time the operations were due to have ended.
     let now = Math.ceil(Date.now() / 5_000) * 5_000 + 1_000;
-    const tracker = new OperationsTracker(client, "shop", { now: () => now });
+    const tracker = new OperationsTracker("shop", { now: () => now });
     const before = await platform.served(LIST_OPERATIONS);
     // Sequential, not concurrent: past the batch window of each other.
     for (const op of ops) {
       const outcome = await waitForOperations(tracker, [{ ...op, status: "running" }], {
         pollIntervalMs: 5_000,
+        source: client,
       });
       expect(outcome.state).toBe("finished");
       await new Promise((resolve) => setTimeout(resolve, 30));
@@ -94,7 +98,10 @@ describe("batching for scale", () => {
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
     // On the next tick, it looks again.
     now += 5_000;
-    await waitForOperations(tracker, [{ ...ops[0]!, status: "running" }], { pollIntervalMs: 5_000 });
+    await waitForOperations(tracker, [{ ...ops[0]!, status: "running" }], {
+      pollIntervalMs: 5_000,
+      source: client,
+    });
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
   });
 
@@ -137,89 +144,78 @@ describe("batching for scale", () => {
   it("while the project's changes wait, polls are answered at once and list at most once per three poll intervals", async () => {
     let busy = true;
     // The tracker knows operations here last 100 ms; the polls come once it is due to have ended.
-    const tracker = new OperationsTracker(client, "shop", { busy: () => busy, expectedDuration: () => 100 });
-    const { operations } = await client.suspendEndpoint(
-      "shop",
-      (await client.listBranchEndpoints("shop", "b2"))[0]!.id,
-    );
+    const tracker = new OperationsTracker("shop", { busy: () => busy, expectedDuration: () => 100 });
+    const { operations } = await client.suspendEndpoint("shop", await endpointOn("b2"));
     await new Promise((resolve) => setTimeout(resolve, 150));
     const before = await platform.served(LIST_OPERATIONS);
     // Answered at once, as the caller knew it; the list runs in the background.
-    const first = await tracker.refresh(operations, { pollIntervalMs: 1_000 });
+    const first = await tracker.refresh(operations, { pollIntervalMs: 1_000, source: client });
     expect(first[0]).toBe(operations[0]);
     while ((await platform.served(LIST_OPERATIONS)) - before < 1) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     // More polls within three poll intervals of that list: answered from it, no new list.
-    for (let i = 0; i < 5; i++) await tracker.refresh(first, { pollIntervalMs: 1_000 });
+    for (let i = 0; i < 5; i++) await tracker.refresh(first, { pollIntervalMs: 1_000, source: client });
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
     // As soon as the changes stop, the next poll tick looks again.
     await new Promise((resolve) => setTimeout(resolve, 150));
     busy = false;
-    const fresh = await tracker.refresh(first, { pollIntervalMs: 100 });
+    const fresh = await tracker.refresh(first, { pollIntervalMs: 100, source: client });
     expect(fresh[0]!.status).toBe("finished");
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
   });
 
   it("while the project's changes wait, polls before the operation is due to have ended make no list", async () => {
-    const tracker = new OperationsTracker(client, "shop", {
+    const tracker = new OperationsTracker("shop", {
       busy: () => true,
       expectedDuration: () => 60_000,
     });
-    const { operations } = await client.suspendEndpoint(
-      "shop",
-      (await client.listBranchEndpoints("shop", "b3"))[0]!.id,
-    );
+    const { operations } = await client.suspendEndpoint("shop", await endpointOn("b3"));
     const before = await platform.served(LIST_OPERATIONS);
     // A resource woken by its own status write right after its change: a list could only show it running.
     for (let i = 0; i < 3; i++) {
-      const [seen] = await tracker.refresh(operations, { pollIntervalMs: 1 });
+      const [seen] = await tracker.refresh(operations, { pollIntervalMs: 1, source: client });
       expect(seen).toBe(operations[0]);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(0);
-    await waitForOperations(new OperationsTracker(client, "shop"), operations, {
+    await waitForOperations(new OperationsTracker("shop"), operations, {
       pollIntervalMs: 20,
       timeoutMs: 5_000,
+      source: client,
     });
   });
 
   it("an operation that started later than this clock says (the platform's clock runs ahead) is looked at", async () => {
     // This replica's clock is a minute behind the platform's.
-    const tracker = new OperationsTracker(client, "shop", {
+    const tracker = new OperationsTracker("shop", {
       now: () => Date.now() - 60_000,
       expectedDuration: () => 60_000,
     });
-    const { operations } = await client.suspendEndpoint(
-      "shop",
-      (await client.listBranchEndpoints("shop", "b4"))[0]!.id,
-    );
+    const { operations } = await client.suspendEndpoint("shop", await endpointOn("b4"));
     const before = await platform.served(LIST_OPERATIONS);
-    await tracker.refresh(operations, { pollIntervalMs: 1 });
+    await tracker.refresh(operations, { pollIntervalMs: 1, source: client });
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
-    await waitForOperations(new OperationsTracker(client, "shop"), operations, {
+    await waitForOperations(new OperationsTracker("shop"), operations, {
       pollIntervalMs: 20,
       timeoutMs: 5_000,
+      source: client,
     });
   });
 
   it("reads by id an operation the list pass did not reach", async () => {
-    let oldest: Operation | undefined;
-    for await (const op of client.listOperations("shop", { limit: 100 })) oldest = op;
+    const oldest = (await client.listOperationsPage("shop", { limit: 100 })).operations.at(-1);
     if (!oldest) throw new Error("the project has no operations");
-    const tracker = new OperationsTracker(client, "shop", { pageSize: 2 });
+    const tracker = new OperationsTracker("shop", { pageSize: 2 });
     const before = await platform.served(GET_OPERATION);
     // Known only by id, with no creation time to bound the pass: the tracker reads one page, then by id.
-    const [latest] = await tracker.refresh([oldest.id]);
+    const [latest] = await tracker.refresh([oldest.id], { source: client });
     expect(latest).toMatchObject({ id: oldest.id, status: "finished" });
     expect((await platform.served(GET_OPERATION)) - before).toBe(1);
   });
 
   it("reports running operations with the poll interval as the time to look again, then finished", async () => {
-    const suspended = await client.suspendEndpoint(
-      "shop",
-      (await client.listBranchEndpoints("shop", "b1"))[0]!.id,
-    );
+    const suspended = await client.suspendEndpoint("shop", await endpointOn("b1"));
     const once = await client.waitForOperations("shop", suspended.operations);
     expect(once).toMatchObject({ state: "running", retryAfterMs: 5_000, failuresCount: 0 });
     const done = await client.waitForOperations("shop", suspended.operations, {
@@ -233,10 +229,7 @@ describe("batching for scale", () => {
     await platform.setFaults({
       operations: [{ action: "start_compute", times: 1, failures: 1, then: "error", retry_delay_ms: 20 }],
     });
-    const started = await client.startEndpoint(
-      "shop",
-      (await client.listBranchEndpoints("shop", "b1"))[0]!.id,
-    );
+    const started = await client.startEndpoint("shop", await endpointOn("b1"));
     const outcome = await client.waitForOperations("shop", started.operations, {
       pollIntervalMs: 20,
       timeoutMs: 5_000,

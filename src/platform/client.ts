@@ -1,121 +1,78 @@
 /**
- * The operator's only door to the platform: one typed method per route it uses. Methods speak
- * camelCase; the platform's snake_case stays in schemas.ts. Budget, retries, errors and
- * observability live in exchange.ts; batching in snapshot.ts and operations.ts.
+ * The operator's door to the platform for one API key: one typed method per route it uses
+ * (routes.ts holds each route once). Methods speak camelCase; the platform's snake_case stays in
+ * the schemas. Budget, retries, errors and observability live in exchange.ts. What the platform
+ * keeps per account and per project (the budget, learned durations, the mutation gate, the lists
+ * and operations of a project) lives in the key's account (account.ts, project.ts), shared with
+ * the clients of the account's other keys.
  */
 import pino, { type Logger } from "pino";
-import { RateBudget, type RateLimits } from "./budget.ts";
-import { Exchange, type RetryOptions, type RouteCall } from "./exchange.ts";
+import { Account, type AccountOptions } from "./account.ts";
+import type { RateBudget } from "./budget.ts";
+import { Exchange, type RetryOptions } from "./exchange.ts";
 import { noMetrics, type PlatformMetrics } from "./metrics.ts";
 import {
-  type OperationPolling,
-  OperationsTracker,
   type OperationsOutcome,
   type OperationsPage,
   type OperationsSource,
-  type OperationsTrackerOptions,
   waitForOperations,
   type WaitOptions,
 } from "./operations.ts";
+import type { Project } from "./project.ts";
+import { changesProject, type ChangeAnswer, type Ids, pathOf, type Route, routes } from "./routes.ts";
 import {
   type ApiKey,
   type ApiKeyCreated,
-  type AuthDetails,
-  authDetailsWire,
-  apiKeyCreatedWire,
   type ApiKeyRevoked,
-  apiKeyRevokedWire,
-  apiKeysWire,
+  type AuthDetails,
   type Endpoint,
   endpointBody,
   type EndpointCreateSpec,
   type EndpointMutation,
-  endpointMutationWire,
   type EndpointPatch,
-  endpointResponseWire,
-  endpointsResponseWire,
   type Operation,
-  operationResponseWire,
-  operationsPageWire,
-  type Project,
-  projectsPageWire,
 } from "./schemas.ts";
 import {
   type Branch,
   branchBody,
   type BranchCreateSpec,
   type BranchMutation,
-  branchMutationWire,
   type BranchPatch,
-  branchResponseWire,
-  branchesResponseWire,
 } from "./branch-schemas.ts";
-import {
-  connectionUriWire,
-  type ConnectionUriQuery,
-  type PasswordReset,
-  passwordResetWire,
-  rolePasswordWire,
-} from "./role-schemas.ts";
+import type { ConnectionUriQuery, PasswordReset } from "./role-schemas.ts";
 import {
   type BranchRestore,
   type BranchRestoreSpec,
-  branchRestoreWire,
   type Database,
   databaseBody,
   type DatabaseCreateSpec,
   type DatabaseMutation,
-  databaseMutationWire,
-  databasesResponseWire,
   restoreBody,
   type Role,
   roleBody,
   type RoleMutation,
-  roleMutationWire,
-  rolesResponseWire,
 } from "./branch-content-schemas.ts";
-import { BranchSnapshot, EndpointSnapshot } from "./snapshot.ts";
-import { OperationDurations } from "./durations.ts";
-import {
-  LockedError,
-  PasswordNotStoredError,
-  PlatformError,
-  ProjectBusyError,
-  RateLimitedError,
-} from "./errors.ts";
-import { MutationGate, type MutationGateOptions } from "./gate.ts";
-import { Transport, type TransportTimeouts } from "./transport.ts";
+import { PasswordNotStoredError, PlatformError } from "./errors.ts";
+import { Transport, type TransportRequest, type TransportTimeouts } from "./transport.ts";
 
 export const DEFAULT_BASE_URL = "https://console.neon.tech/api/v2";
 
-export interface PlatformClientOptions extends TransportTimeouts {
+export interface PlatformClientOptions extends TransportTimeouts, AccountOptions {
   /** Ends with /api/v2. Default: the platform's public URL. */
   baseUrl?: string;
   apiKey: string;
   /**
-   * The account's budget, shared by every client of the account's keys (the platform's limit is
-   * per account: see the operator's PlatformAccess). Default: a budget of this client's own.
+   * The key's account, shared with the clients of its other keys (accounts.ts). Default: an
+   * account of this key alone, made from the account options (`budget`, `limits`, …).
    */
-  budget?: RateBudget;
-  /** Limits for the default budget; ignored when `budget` is given. */
-  limits?: Partial<RateLimits>;
+  account?: Account;
   logger?: Logger;
   metrics?: PlatformMetrics;
   retry?: RetryOptions;
   /** Interval between looks at running operations. Default 5 s (the platform's recommendation). */
   pollIntervalMs?: number;
-  /** How long an endpoint or branch list is shared by readers of the same project. Default 1 s. */
-  snapshotWindowMs?: number;
-  operations?: OperationsTrackerOptions;
-  /** How running operations are looked at (overrides `operations.polling`). Default `batched`. */
-  operationPolling?: OperationPolling;
   /** Maximum sockets kept open to the platform. Default 32. */
   connections?: number;
-  /**
-   * Endpoint mutations of one project go one at a time, each when the operations of the last are
-   * expected to have ended (gate.ts). `false` sends them as they come (and into 423s). Default on.
-   */
-  mutationGate?: false | Partial<Omit<MutationGateOptions, "expected">>;
 }
 
 export interface CallOptions {
@@ -130,46 +87,21 @@ export interface MutationOptions extends CallOptions {
   ticket?: string;
 }
 
-/** Paths carry ids; ids never contain "/", but encoding keeps a bad one from changing the route. */
-const id = (value: string | number): string => encodeURIComponent(String(value));
+/** What a call sends besides the path: the query and the body. */
+type Request = Pick<TransportRequest, "query" | "body"> & { signal?: AbortSignal | undefined };
 
 export class PlatformClient implements OperationsSource {
   readonly baseUrl: string;
-  readonly budget: RateBudget;
   readonly pollIntervalMs: number;
+  private current: Account;
   private readonly transport: Transport;
   private readonly exchange: Exchange;
-  private readonly snapshots: EndpointSnapshot;
-  private readonly branchSnapshots: BranchSnapshot;
-  private readonly trackers = new Map<string, OperationsTracker>();
-  /** Typical operation durations, shared by the client's projects (they are the platform's). */
-  private readonly durations = new OperationDurations();
-  private readonly trackerOptions: OperationsTrackerOptions;
-  private readonly gate: MutationGate | undefined;
 
   constructor(options: PlatformClientOptions) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
-    this.budget = options.budget ?? new RateBudget(options.limits);
     this.pollIntervalMs = options.pollIntervalMs ?? 5_000;
-    if (options.mutationGate !== false) {
-      this.gate = new MutationGate({
-        ...options.mutationGate,
-        expected: (ops, share) => this.durations.endedBy(ops, share),
-        borrowed: (ops, share) => this.durations.borrowedEndedBy(ops, share),
-        confirm: (projectId, ids) => this.operationsTracker(projectId).refresh(ids, { pollIntervalMs: 1 }),
-      });
-    }
-    this.trackerOptions = {
-      // An action never seen to finish is due when the known ones usually are.
-      expectedDuration: (op) => this.durations.expected([op]) ?? this.durations.borrowedEndedBy([op], 0.5),
-      observed: (operations, listedAt) => {
-        for (const op of operations) this.durations.observe(op);
-        const projectId = operations[0]?.projectId;
-        if (projectId !== undefined) this.gate?.observe(projectId, operations, listedAt);
-      },
-      ...options.operations,
-      ...(options.operationPolling === undefined ? {} : { polling: options.operationPolling }),
-    };
+    this.current = options.account ?? new Account(options);
+    this.current.add(this);
     this.transport = new Transport({ ...options, baseUrl: this.baseUrl });
     const logger = (options.logger ?? pino({ enabled: false })).child(
       { component: "platform-client" },
@@ -182,189 +114,117 @@ export class PlatformClient implements OperationsSource {
     );
     this.exchange = new Exchange({
       transport: this.transport,
-      budget: this.budget,
+      budget: () => this.current.budget,
       logger,
       metrics: options.metrics ?? noMetrics,
       apiKey: options.apiKey,
       retry: options.retry,
     });
-    this.snapshots = new EndpointSnapshot((projectId) => this.listEndpoints(projectId), {
-      windowMs: options.snapshotWindowMs,
-    });
-    this.branchSnapshots = new BranchSnapshot((projectId) => this.listBranches(projectId), {
-      windowMs: options.snapshotWindowMs,
-    });
   }
 
-  private run<T>(call: RouteCall<T>): Promise<T> {
-    return this.exchange.run(call);
+  /** The account of the key: its budget, durations and projects. */
+  get account(): Account {
+    return this.current;
+  }
+
+  /** The account's request budget. */
+  get budget(): RateBudget {
+    return this.current.budget;
   }
 
   /**
-   * Runs an endpoint mutation when its project's turn comes (gate.ts) and keeps the project's
-   * snapshot current: its answer is recorded there; a mutation that failed, or whose outcome is
-   * unknown, makes the next reader list again. One the platform certainly did not apply (held
-   * back, 423, 429) changes nothing there. An answer without a body (204 to a DELETE of an
-   * endpoint already gone) removes the endpoint.
+   * The key turned out to belong to `account` (met first through another key): the client acts in
+   * it from now on, and leaves the account it had on its own.
    */
-  private async mutateEndpoint(
-    projectId: string,
-    endpointId: string | undefined,
-    call: RouteCall<EndpointMutation | undefined>,
-    options: MutationOptions,
-    removes = false,
-  ): Promise<EndpointMutation | undefined> {
-    let result: EndpointMutation | undefined;
-    try {
-      const send = () => this.run({ ...call, signal: options.signal });
-      result = this.gate
-        ? await this.gate.run(projectId, send, (r) => r?.operations ?? [], options)
-        : await send();
-    } catch (err) {
-      if (!notApplied(err)) this.snapshots.invalidate(projectId);
-      throw err;
-    }
-    if (result) this.snapshots.record(projectId, result.endpoint, removes);
-    else if (endpointId !== undefined) this.snapshots.remove(projectId, endpointId);
-    return result;
+  joinAccount(account: Account): void {
+    if (account === this.current) return;
+    this.current.remove(this);
+    this.current = account;
+    account.add(this);
   }
 
-  /** A mutation that always answers with a body. */
-  private async mutateEndpointWithAnswer(
-    projectId: string,
-    endpointId: string | undefined,
-    call: RouteCall<EndpointMutation>,
+  /** A project as the key's account keeps it (shared with the account's other keys). */
+  project(projectId: string): Project {
+    return this.current.project(projectId);
+  }
+
+  /** One call of a route. */
+  private call<P extends string, T>(route: Route<P, T>, ids: Ids<P>, request: Request = {}): Promise<T> {
+    return this.exchange.run({
+      ...request,
+      method: route.method,
+      template: route.path,
+      path: pathOf(route.path, ids),
+      schema: route.schema,
+    });
+  }
+
+  /**
+   * A change of a project: sent in the project's turn, and what it did told to the project's
+   * state (project.ts).
+   */
+  private change<P extends string, T extends ChangeAnswer>(
+    route: Route<P, T>,
+    ids: Ids<P> & { project_id: string },
     options: MutationOptions,
-  ): Promise<EndpointMutation> {
-    const result = await this.mutateEndpoint(projectId, endpointId, call, options);
-    if (!result) throw new Error(`${call.method} ${call.template} answered without a body`);
-    return result;
+    body?: unknown,
+  ): Promise<T> {
+    if (!changesProject(route)) throw new Error(`${route.method} ${route.path} is not a change of a project`);
+    const send = () => this.call(route, ids, { body, signal: options.signal });
+    return this.project(ids.project_id).change(route, ids, send, { ...options, source: this });
   }
 
   // -------------------------------------------------------------------------------------------
-  // API keys
+  // The account: who a key is, and its keys
+
+  /** Who the key belongs to: the account (user or organization) whose limits it spends. */
+  authDetails(options: CallOptions = {}): Promise<AuthDetails> {
+    return this.call(routes.authDetails, {}, options);
+  }
 
   /**
    * Creates a key. Its value is returned only here and never logged. If this throws
    * OutcomeUnknownError the key may exist with its value lost: list keys by name and revoke it.
    */
   createApiKey(name: string, options: CallOptions = {}): Promise<ApiKeyCreated> {
-    return this.run({
-      method: "POST",
-      template: "/api_keys",
-      path: "/api_keys",
-      body: { key_name: name },
-      schema: apiKeyCreatedWire,
-      signal: options.signal,
-    });
+    return this.call(routes.createApiKey, {}, { ...options, body: { key_name: name } });
   }
 
   listApiKeys(options: CallOptions = {}): Promise<ApiKey[]> {
-    return this.run({
-      method: "GET",
-      template: "/api_keys",
-      path: "/api_keys",
-      schema: apiKeysWire,
-      signal: options.signal,
-    });
+    return this.call(routes.listApiKeys, {}, options);
   }
 
   revokeApiKey(keyId: number, options: CallOptions = {}): Promise<ApiKeyRevoked> {
-    return this.run({
-      method: "DELETE",
-      template: "/api_keys/{key_id}",
-      path: `/api_keys/${id(keyId)}`,
-      schema: apiKeyRevokedWire,
-      signal: options.signal,
-    });
-  }
-
-  /** Who the key belongs to: the account (user or organization) whose limits it spends. */
-  authDetails(options: CallOptions = {}): Promise<AuthDetails> {
-    return this.run({
-      method: "GET",
-      template: "/auth",
-      path: "/auth",
-      schema: authDetailsWire,
-      signal: options.signal,
-    });
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Projects
-
-  /** Every project of the account, following the pages (the cursor is the last project id). */
-  async listProjects(options: CallOptions & { pageSize?: number } = {}): Promise<Project[]> {
-    const limit = options.pageSize ?? 400;
-    const projects: Project[] = [];
-    let cursor: string | undefined;
-    for (;;) {
-      const page = await this.run({
-        method: "GET",
-        template: "/projects",
-        path: "/projects",
-        query: { limit, cursor },
-        schema: projectsPageWire,
-        signal: options.signal,
-      });
-      projects.push(...page.projects);
-      const next = page.pagination?.cursor ?? page.projects.at(-1)?.id;
-      if (page.projects.length < limit || next === undefined || next === cursor) return projects;
-      cursor = next;
-    }
+    return this.call(routes.revokeApiKey, { key_id: keyId }, options);
   }
 
   // -------------------------------------------------------------------------------------------
   // Compute endpoints
+
+  async listEndpoints(projectId: string, options: CallOptions = {}): Promise<Endpoint[]> {
+    return (await this.call(routes.listEndpoints, { project_id: projectId }, options)).endpoints;
+  }
+
+  /**
+   * The project's endpoints, sharing one list request with other readers (single-flight), of
+   * every key of the account, for as long as they accept a list of that age (default
+   * `snapshotWindowMs`); kept current by the project's changes.
+   */
+  snapshot(projectId: string, options: { maxAgeMs?: number } = {}): Promise<readonly Endpoint[]> {
+    return this.project(projectId).endpoints.get(() => this.listEndpoints(projectId), this, options.maxAgeMs);
+  }
+
+  async getEndpoint(projectId: string, endpointId: string, options: CallOptions = {}): Promise<Endpoint> {
+    const ids = { project_id: projectId, endpoint_id: endpointId };
+    return (await this.call(routes.getEndpoint, ids, options)).endpoint;
+  }
 
   createEndpoint(
     projectId: string,
     spec: EndpointCreateSpec,
     options: MutationOptions = {},
   ): Promise<EndpointMutation> {
-    return this.mutateEndpointWithAnswer(
-      projectId,
-      undefined,
-      {
-        method: "POST",
-        template: "/projects/{project_id}/endpoints",
-        path: `/projects/${id(projectId)}/endpoints`,
-        body: endpointBody(spec),
-        schema: endpointMutationWire,
-      },
-      options,
-    );
-  }
-
-  async listEndpoints(projectId: string, options: CallOptions = {}): Promise<Endpoint[]> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/endpoints",
-      path: `/projects/${id(projectId)}/endpoints`,
-      schema: endpointsResponseWire,
-      signal: options.signal,
-    });
-    return response.endpoints;
-  }
-
-  /**
-   * The project's endpoints, sharing one list request with other readers (single-flight) for as
-   * long as they accept a list of that age (default `snapshotWindowMs`); kept current by this
-   * client's own mutations.
-   */
-  snapshot(projectId: string, options: { maxAgeMs?: number } = {}): Promise<readonly Endpoint[]> {
-    return this.snapshots.get(projectId, options.maxAgeMs);
-  }
-
-  async getEndpoint(projectId: string, endpointId: string, options: CallOptions = {}): Promise<Endpoint> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/endpoints/{endpoint_id}",
-      path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
-      schema: endpointResponseWire,
-      signal: options.signal,
-    });
-    return response.endpoint;
+    return this.change(routes.createEndpoint, { project_id: projectId }, options, endpointBody(spec));
   }
 
   updateEndpoint(
@@ -373,18 +233,8 @@ export class PlatformClient implements OperationsSource {
     patch: EndpointPatch,
     options: MutationOptions = {},
   ): Promise<EndpointMutation> {
-    return this.mutateEndpointWithAnswer(
-      projectId,
-      endpointId,
-      {
-        method: "PATCH",
-        template: "/projects/{project_id}/endpoints/{endpoint_id}",
-        path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
-        body: endpointBody(patch),
-        schema: endpointMutationWire,
-      },
-      options,
-    );
+    const ids = { project_id: projectId, endpoint_id: endpointId };
+    return this.change(routes.updateEndpoint, ids, options, endpointBody(patch));
   }
 
   /**
@@ -396,18 +246,7 @@ export class PlatformClient implements OperationsSource {
     endpointId: string,
     options: MutationOptions = {},
   ): Promise<EndpointMutation | undefined> {
-    return this.mutateEndpoint(
-      projectId,
-      endpointId,
-      {
-        method: "DELETE",
-        template: "/projects/{project_id}/endpoints/{endpoint_id}",
-        path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}`,
-        schema: endpointMutationWire.optional(),
-      },
-      options,
-      true,
-    );
+    return this.change(routes.deleteEndpoint, { project_id: projectId, endpoint_id: endpointId }, options);
   }
 
   startEndpoint(
@@ -415,7 +254,7 @@ export class PlatformClient implements OperationsSource {
     endpointId: string,
     options: MutationOptions = {},
   ): Promise<EndpointMutation> {
-    return this.endpointAction(projectId, endpointId, "start", options);
+    return this.change(routes.startEndpoint, { project_id: projectId, endpoint_id: endpointId }, options);
   }
 
   suspendEndpoint(
@@ -423,7 +262,7 @@ export class PlatformClient implements OperationsSource {
     endpointId: string,
     options: MutationOptions = {},
   ): Promise<EndpointMutation> {
-    return this.endpointAction(projectId, endpointId, "suspend", options);
+    return this.change(routes.suspendEndpoint, { project_id: projectId, endpoint_id: endpointId }, options);
   }
 
   /** Suspend then start, in one platform call. */
@@ -432,41 +271,7 @@ export class PlatformClient implements OperationsSource {
     endpointId: string,
     options: MutationOptions = {},
   ): Promise<EndpointMutation> {
-    return this.endpointAction(projectId, endpointId, "restart", options);
-  }
-
-  private endpointAction(
-    projectId: string,
-    endpointId: string,
-    action: "start" | "suspend" | "restart",
-    options: MutationOptions,
-  ): Promise<EndpointMutation> {
-    return this.mutateEndpointWithAnswer(
-      projectId,
-      endpointId,
-      {
-        method: "POST",
-        template: `/projects/{project_id}/endpoints/{endpoint_id}/${action}`,
-        path: `/projects/${id(projectId)}/endpoints/${id(endpointId)}/${action}`,
-        schema: endpointMutationWire,
-      },
-      options,
-    );
-  }
-
-  async listBranchEndpoints(
-    projectId: string,
-    branchId: string,
-    options: CallOptions = {},
-  ): Promise<Endpoint[]> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/branches/{branch_id}/endpoints",
-      path: `/projects/${id(projectId)}/branches/${id(branchId)}/endpoints`,
-      schema: endpointsResponseWire,
-      signal: options.signal,
-    });
-    return response.endpoints;
+    return this.change(routes.restartEndpoint, { project_id: projectId, endpoint_id: endpointId }, options);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -478,106 +283,53 @@ export class PlatformClient implements OperationsSource {
     page: { limit: number; cursor?: string | undefined },
     options: CallOptions = {},
   ): Promise<OperationsPage> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/operations",
-      path: `/projects/${id(projectId)}/operations`,
-      query: { limit: page.limit, cursor: page.cursor },
-      schema: operationsPageWire,
-      signal: options.signal,
-    });
+    const query = { limit: page.limit, cursor: page.cursor };
+    const response = await this.call(routes.listOperations, { project_id: projectId }, { ...options, query });
     return { operations: response.operations, cursor: response.pagination?.cursor };
   }
 
-  /** Every operation of the project, newest first, page by page as the iteration goes. */
-  async *listOperations(
-    projectId: string,
-    options: CallOptions & { limit?: number } = {},
-  ): AsyncGenerator<Operation, void, undefined> {
-    const limit = options.limit ?? 100;
-    let cursor: string | undefined;
-    for (;;) {
-      const page = await this.listOperationsPage(projectId, { limit, cursor }, options);
-      yield* page.operations;
-      // The platform always sends a cursor, even on the last page: a short page is the end.
-      if (page.operations.length < limit || page.cursor === undefined || page.cursor === cursor) return;
-      cursor = page.cursor;
-    }
-  }
-
   async getOperation(projectId: string, operationId: string, options: CallOptions = {}): Promise<Operation> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/operations/{operation_id}",
-      path: `/projects/${id(projectId)}/operations/${id(operationId)}`,
-      schema: operationResponseWire,
-      signal: options.signal,
-    });
-    return response.operation;
-  }
-
-  /** The project's tracker, which settles many pending operations with one list pass. */
-  operationsTracker(projectId: string): OperationsTracker {
-    let tracker = this.trackers.get(projectId);
-    if (!tracker) {
-      tracker = new OperationsTracker(this, projectId, {
-        // Polling yields to changes waiting: the project's own for their turn (a project whose
-        // changes are all sent looks as usual, so its last resources see Ready soon), or without
-        // a gate any change waiting for the rate budget.
-        busy: () => (this.gate ? this.gate.holding(projectId) : this.budget.busyWithMutations()),
-        ...this.trackerOptions,
-      });
-      this.trackers.set(projectId, tracker);
-    }
-    return tracker;
+    const ids = { project_id: projectId, operation_id: operationId };
+    return (await this.call(routes.getOperation, ids, options)).operation;
   }
 
   /**
-   * Reports whether operations finished, failed or are still running. By default it looks once
-   * and returns; `running` carries `retryAfterMs` (the poll interval) for the caller's requeue.
+   * Reports whether operations finished, failed or are still running, looking with the project's
+   * one tracker (shared by the account's keys). By default it looks once and returns; `running`
+   * carries `retryAfterMs` (the poll interval) for the caller's requeue.
    */
   async waitForOperations(
     projectId: string,
     operations: readonly (Operation | string)[],
     options: WaitOptions = {},
   ): Promise<OperationsOutcome> {
-    const outcome = await waitForOperations(this.operationsTracker(projectId), operations, {
+    const project = this.project(projectId);
+    const outcome = await waitForOperations(project.operations, operations, {
       pollIntervalMs: this.pollIntervalMs,
       ...options,
+      source: this,
     });
-    for (const op of outcome.operations) this.durations.observe(op);
-    // What the snapshots show of the endpoints and branches they changed follows their outcome.
-    if (outcome.state === "failed") {
-      this.snapshots.invalidate(projectId);
-      this.branchSnapshots.invalidate(projectId);
-    }
-    if (outcome.state === "finished") {
-      const endpoints = new Set(outcome.operations.map((op) => op.endpointId));
-      for (const endpointId of endpoints) if (endpointId) this.snapshots.settle(projectId, endpointId);
-      // An operation on one of the branch's endpoints (start_compute, apply_config) leaves the
-      // branch's state as it was: only the branch's own operations settle it.
-      const branches = new Set(outcome.operations.filter((op) => !op.endpointId).map((op) => op.branchId));
-      for (const branchId of branches) if (branchId) this.branchSnapshots.settle(projectId, branchId);
-    }
+    project.settle(outcome);
     return outcome;
   }
 
   /**
-   * How long a change's operations usually take, from the ones this client has seen finish;
+   * How long a change's operations usually take, from the ones the account has seen finish;
    * undefined until it has seen each of their actions finish once.
    */
   expectedDuration(operations: readonly Pick<Operation, "action">[]): number | undefined {
-    return this.durations.expected(operations);
+    return this.current.durations.expected(operations);
   }
 
-  /** Closes the keep-alive connections. */
+  /** Closes the keep-alive connections; the client leaves its account. */
   close(): Promise<void> {
+    this.current.remove(this);
     return this.transport.close();
   }
 
   // -------------------------------------------------------------------------------------------
-  // Branches (mutations take the project's turn in the same gate as endpoint mutations: the
-  // platform's lock is per project, and `create_branch` holds it)
+  // Branches (changes take the project's turn: the platform's lock is per project, and
+  // `create_branch` holds it)
 
   /**
    * Every branch of the project, following the pages (`pagination.next`; a page may hold fewer
@@ -591,14 +343,12 @@ export class PlatformClient implements OperationsSource {
     const branches = new Map<string, Branch>();
     let cursor: string | undefined;
     for (;;) {
-      const page = await this.run({
-        method: "GET",
-        template: "/projects/{project_id}/branches",
-        path: `/projects/${id(projectId)}/branches`,
-        query: { limit: options.pageSize ?? 100, sort_by: "created_at", sort_order: "asc", cursor },
-        schema: branchesResponseWire,
-        signal: options.signal,
-      });
+      const query = { limit: options.pageSize ?? 100, sort_by: "created_at", sort_order: "asc", cursor };
+      const page = await this.call(
+        routes.listBranches,
+        { project_id: projectId },
+        { query, signal: options.signal },
+      );
       for (const branch of page.branches) branches.set(branch.id, branch);
       const next = page.pagination?.next;
       if (next === undefined || next === cursor || page.branches.length === 0) return [...branches.values()];
@@ -607,23 +357,12 @@ export class PlatformClient implements OperationsSource {
   }
 
   /**
-   * The project's branches, sharing one list request with other readers (single-flight) for as
-   * long as they accept a list of that age (default `snapshotWindowMs`); kept current by this
-   * client's own branch mutations (create, update, delete, restore) and their operations.
+   * The project's branches, sharing one list request with other readers (single-flight), of
+   * every key of the account, for as long as they accept a list of that age (default
+   * `snapshotWindowMs`); kept current by the project's branch changes and their operations.
    */
   branchSnapshot(projectId: string, options: { maxAgeMs?: number } = {}): Promise<readonly Branch[]> {
-    return this.branchSnapshots.get(projectId, options.maxAgeMs);
-  }
-
-  async getBranch(projectId: string, branchId: string, options: CallOptions = {}): Promise<Branch> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/branches/{branch_id}",
-      path: `/projects/${id(projectId)}/branches/${id(branchId)}`,
-      schema: branchResponseWire,
-      signal: options.signal,
-    });
-    return response.branch;
+    return this.project(projectId).branches.get(() => this.listBranches(projectId), this, options.maxAgeMs);
   }
 
   /**
@@ -636,18 +375,7 @@ export class PlatformClient implements OperationsSource {
     spec: BranchCreateSpec,
     options: MutationOptions = {},
   ): Promise<BranchMutation> {
-    return this.mutateBranch(
-      projectId,
-      undefined,
-      {
-        method: "POST",
-        template: "/projects/{project_id}/branches",
-        path: `/projects/${id(projectId)}/branches`,
-        body: branchBody(spec),
-        schema: branchMutationWire,
-      },
-      options,
-    ) as Promise<BranchMutation>;
+    return this.change(routes.createBranch, { project_id: projectId }, options, branchBody(spec));
   }
 
   /** Renames, protects or sets the expiry of a branch (metadata: usually no operation). */
@@ -657,18 +385,8 @@ export class PlatformClient implements OperationsSource {
     patch: BranchPatch,
     options: MutationOptions = {},
   ): Promise<BranchMutation> {
-    return this.mutateBranch(
-      projectId,
-      branchId,
-      {
-        method: "PATCH",
-        template: "/projects/{project_id}/branches/{branch_id}",
-        path: `/projects/${id(projectId)}/branches/${id(branchId)}`,
-        body: branchBody(patch),
-        schema: branchMutationWire,
-      },
-      options,
-    ) as Promise<BranchMutation>;
+    const ids = { project_id: projectId, branch_id: branchId };
+    return this.change(routes.updateBranch, ids, options, branchBody(patch));
   }
 
   /**
@@ -680,32 +398,30 @@ export class PlatformClient implements OperationsSource {
     branchId: string,
     options: MutationOptions = {},
   ): Promise<BranchMutation | undefined> {
-    return this.mutateBranch(
-      projectId,
-      branchId,
-      {
-        method: "DELETE",
-        template: "/projects/{project_id}/branches/{branch_id}",
-        path: `/projects/${id(projectId)}/branches/${id(branchId)}`,
-        schema: branchMutationWire.optional(),
-      },
-      options,
-    );
+    return this.change(routes.deleteBranch, { project_id: projectId, branch_id: branchId }, options);
+  }
+
+  /**
+   * Restores a branch from another branch's head: with its parent as source, a reset from the
+   * parent. The answer carries the restore's operations; the branch's endpoints restart with it.
+   */
+  restoreBranch(
+    projectId: string,
+    branchId: string,
+    spec: BranchRestoreSpec,
+    options: MutationOptions = {},
+  ): Promise<BranchRestore> {
+    const ids = { project_id: projectId, branch_id: branchId };
+    return this.change(routes.restoreBranch, ids, options, restoreBody(spec));
   }
 
   // -------------------------------------------------------------------------------------------
-  // A branch's roles and databases, and its restore (mutations in the project's turn: they start
-  // operations, `apply_config` on the branch's endpoints or the restore's own, under its lock)
+  // A branch's roles and databases (changes in the project's turn: they start `apply_config` on
+  // the branch's endpoints, under its lock)
 
   async listRoles(projectId: string, branchId: string, options: CallOptions = {}): Promise<Role[]> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/branches/{branch_id}/roles",
-      path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles`,
-      schema: rolesResponseWire,
-      signal: options.signal,
-    });
-    return response.roles;
+    const ids = { project_id: projectId, branch_id: branchId };
+    return (await this.call(routes.listRoles, ids, options)).roles;
   }
 
   /** Creates a role (the platform generates its password; the answer's copy is dropped). */
@@ -715,28 +431,17 @@ export class PlatformClient implements OperationsSource {
     name: string,
     options: MutationOptions = {},
   ): Promise<RoleMutation> {
-    return this.mutateInProjectTurn(
-      projectId,
-      {
-        method: "POST",
-        template: "/projects/{project_id}/branches/{branch_id}/roles",
-        path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles`,
-        body: roleBody(name),
-        schema: roleMutationWire,
-      },
+    return this.change(
+      routes.createRole,
+      { project_id: projectId, branch_id: branchId },
       options,
+      roleBody(name),
     );
   }
 
   async listDatabases(projectId: string, branchId: string, options: CallOptions = {}): Promise<Database[]> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/branches/{branch_id}/databases",
-      path: `/projects/${id(projectId)}/branches/${id(branchId)}/databases`,
-      schema: databasesResponseWire,
-      signal: options.signal,
-    });
-    return response.databases;
+    const ids = { project_id: projectId, branch_id: branchId };
+    return (await this.call(routes.listDatabases, ids, options)).databases;
   }
 
   createDatabase(
@@ -745,104 +450,13 @@ export class PlatformClient implements OperationsSource {
     spec: DatabaseCreateSpec,
     options: MutationOptions = {},
   ): Promise<DatabaseMutation> {
-    return this.mutateInProjectTurn(
-      projectId,
-      {
-        method: "POST",
-        template: "/projects/{project_id}/branches/{branch_id}/databases",
-        path: `/projects/${id(projectId)}/branches/${id(branchId)}/databases`,
-        body: databaseBody(spec),
-        schema: databaseMutationWire,
-      },
-      options,
-    );
-  }
-
-  /**
-   * Restores a branch from another branch's head: with its parent as source, a reset from the
-   * parent. The answer carries the restore's operations; the branch's endpoints restart with it.
-   */
-  async restoreBranch(
-    projectId: string,
-    branchId: string,
-    spec: BranchRestoreSpec,
-    options: MutationOptions = {},
-  ): Promise<BranchRestore> {
-    let result: BranchRestore;
-    try {
-      result = await this.mutateInProjectTurn(
-        projectId,
-        {
-          method: "POST",
-          template: "/projects/{project_id}/branches/{branch_id}/restore",
-          path: `/projects/${id(projectId)}/branches/${id(branchId)}/restore`,
-          body: restoreBody(spec),
-          schema: branchRestoreWire,
-        },
-        options,
-      );
-    } catch (err) {
-      if (!notApplied(err)) this.branchSnapshots.invalidate(projectId);
-      throw err;
-    }
-    // The branch as the answer shows it: its operations settle it (branch-level ones).
-    this.branchSnapshots.record(projectId, result.branch);
-    return result;
-  }
-
-  /**
-   * A mutation of what a branch holds, in the project's turn. Its operations touch the branch's
-   * endpoints (an `apply_config` wakes a suspended one): the next reader of the project lists
-   * them again.
-   */
-  private async mutateInProjectTurn<T extends { operations: Operation[] }>(
-    projectId: string,
-    call: RouteCall<T>,
-    options: MutationOptions,
-  ): Promise<T> {
-    const send = () => this.run({ ...call, signal: options.signal });
-    try {
-      return this.gate ? await this.gate.run(projectId, send, (r) => r.operations, options) : await send();
-    } finally {
-      this.snapshots.invalidate(projectId);
-    }
-  }
-
-  /**
-   * A branch mutation in the project's turn. Its answer is recorded in the project's branch
-   * snapshot (a 204 to a DELETE removes the branch); a mutation that failed, or whose outcome is
-   * unknown, makes the next reader list the branches again, as with endpoints (`mutateEndpoint`).
-   * Endpoints it creates or removes (a deleted branch's) are not in the endpoint snapshot's view:
-   * the next reader of the project lists them again.
-   */
-  private async mutateBranch(
-    projectId: string,
-    branchId: string | undefined,
-    call: RouteCall<BranchMutation | undefined>,
-    options: MutationOptions,
-  ): Promise<BranchMutation | undefined> {
-    const send = () => this.run({ ...call, signal: options.signal });
-    let result: BranchMutation | undefined;
-    try {
-      result = this.gate
-        ? await this.gate.run(projectId, send, (r) => r?.operations ?? [], options)
-        : await send();
-    } catch (err) {
-      if (!notApplied(err)) {
-        this.branchSnapshots.invalidate(projectId);
-        if (call.method !== "PATCH") this.snapshots.invalidate(projectId);
-      }
-      throw err;
-    }
-    if (call.method === "DELETE" || (result?.endpoints.length ?? 0) > 0) this.snapshots.invalidate(projectId);
-    if (result) this.branchSnapshots.record(projectId, result.branch, call.method === "DELETE");
-    else if (branchId !== undefined) this.branchSnapshots.remove(projectId, branchId);
-    return result;
+    const ids = { project_id: projectId, branch_id: branchId };
+    return this.change(routes.createDatabase, ids, options, databaseBody(spec));
   }
 
   // -------------------------------------------------------------------------------------------
-  // Role passwords and connection URIs (a password reset takes the project's turn in the mutation
-  // gate: it starts operations, and the new password is valid once they finish)
+  // Role passwords and connection URIs (a reset takes the project's turn: it starts operations,
+  // and the new password is valid once they finish)
 
   /**
    * The role's current password. PasswordNotStoredError when the project does not store
@@ -854,13 +468,8 @@ export class PlatformClient implements OperationsSource {
     roleName: string,
     options: CallOptions = {},
   ): Promise<string> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/branches/{branch_id}/roles/{role_name}/reveal_password",
-      path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles/${id(roleName)}/reveal_password`,
-      schema: rolePasswordWire,
-      signal: options.signal,
-    }).catch(passwordNotStored(projectId));
+    const ids = { project_id: projectId, branch_id: branchId, role_name: roleName };
+    const response = await this.call(routes.revealPassword, ids, options).catch(passwordNotStored(projectId));
     return response.password;
   }
 
@@ -869,21 +478,14 @@ export class PlatformClient implements OperationsSource {
    * then); the role's connections are dropped. If this throws OutcomeUnknownError the password may
    * have changed with the new one lost: reveal it, or reset again.
    */
-  async resetPassword(
+  resetPassword(
     projectId: string,
     branchId: string,
     roleName: string,
     options: MutationOptions = {},
   ): Promise<PasswordReset> {
-    const send = () =>
-      this.run({
-        method: "POST",
-        template: "/projects/{project_id}/branches/{branch_id}/roles/{role_name}/reset_password",
-        path: `/projects/${id(projectId)}/branches/${id(branchId)}/roles/${id(roleName)}/reset_password`,
-        schema: passwordResetWire,
-        signal: options.signal,
-      });
-    return this.gate ? this.gate.run(projectId, send, (r) => r.operations, options) : send();
+    const ids = { project_id: projectId, branch_id: branchId, role_name: roleName };
+    return this.change(routes.resetPassword, ids, options);
   }
 
   /**
@@ -895,27 +497,20 @@ export class PlatformClient implements OperationsSource {
     query: ConnectionUriQuery,
     options: CallOptions = {},
   ): Promise<string> {
-    const response = await this.run({
-      method: "GET",
-      template: "/projects/{project_id}/connection_uri",
-      path: `/projects/${id(projectId)}/connection_uri`,
-      query: {
-        branch_id: query.branchId,
-        endpoint_id: query.endpointId,
-        database_name: query.databaseName,
-        role_name: query.roleName,
-        pooled: query.pooled === undefined ? undefined : String(query.pooled),
-      },
-      schema: connectionUriWire,
-      signal: options.signal,
-    }).catch(passwordNotStored(projectId));
+    const wire = {
+      branch_id: query.branchId,
+      endpoint_id: query.endpointId,
+      database_name: query.databaseName,
+      role_name: query.roleName,
+      pooled: query.pooled === undefined ? undefined : String(query.pooled),
+    };
+    const response = await this.call(
+      routes.connectionUri,
+      { project_id: projectId },
+      { ...options, query: wire },
+    ).catch(passwordNotStored(projectId));
     return response.uri;
   }
-}
-
-/** A failure after which the platform certainly did not apply the change: held back, 423, 429. */
-function notApplied(err: unknown): boolean {
-  return err instanceof ProjectBusyError || err instanceof LockedError || err instanceof RateLimitedError;
 }
 
 /** A 412 to a password read: the project does not store passwords. */

@@ -154,3 +154,16 @@ export class PasswordNotStoredError extends PlatformError {
   /** Asking again cannot help: the project's setting, or a reset, must change something. */
   override readonly terminal = true;
 }
+
+/**
+ * A refusal of the key itself (401, 403), not of the request: an answer to one key of an account
+ * that another key, reading the same project, must not take as its own.
+ */
+export function keyRefused(err: unknown): boolean {
+  return err instanceof UnauthorizedError || err instanceof ForbiddenError;
+}
+
+/** A change the platform certainly did not apply: held back, 423, 429. */
+export function notApplied(err: unknown): boolean {
+  return err instanceof ProjectBusyError || err instanceof LockedError || err instanceof RateLimitedError;
+}

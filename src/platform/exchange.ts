@@ -56,7 +56,8 @@ export interface RouteCall<T> {
 
 export interface ExchangeOptions {
   transport: Transport;
-  budget: RateBudget;
+  /** The budget of the key's account (read per call: a key found to share an account joins its budget). */
+  budget: () => RateBudget;
   logger: Logger;
   metrics: PlatformMetrics;
   apiKey: string;
@@ -75,7 +76,7 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 
 export class Exchange {
   private readonly transport: Transport;
-  private readonly budget: RateBudget;
+  private readonly budget: () => RateBudget;
   private readonly logger: Logger;
   private readonly metrics: PlatformMetrics;
   private readonly apiKey: string;
@@ -108,7 +109,7 @@ export class Exchange {
     const route = `${call.method} ${call.template}`;
     const attempts = kind === "read" ? this.retry.readAttempts : this.retry.mutationAttempts;
     for (let attempt = 1; ; attempt++) {
-      const waited = await this.budget.acquire(call.template, kind, call.signal);
+      const waited = await this.budget().acquire(call.template, kind, call.signal);
       this.metrics.budgetWait(waited, call.template);
       const requestId = randomUUID();
       const started = performance.now();
@@ -171,7 +172,7 @@ export class Exchange {
         const platformRequestId = parsed.request_id ?? requestId;
         const message = redactSecret(parsed.message ?? result.text.slice(0, 300), this.apiKey);
         const retryAfterMs = parseRetryAfter(result.headers["retry-after"]);
-        if (status === 429) this.budget.pause(retryAfterMs ?? this.retry.maxDelayMs);
+        if (status === 429) this.budget().pause(retryAfterMs ?? this.retry.maxDelayMs);
         suggestedMs = retryAfterMs ?? (status === 423 ? this.retry.lockedRetryAfterMs : undefined);
         const certainlyNotApplied = status === 423 || status === 429 || status === 503;
         if (kind === "mutation" && status >= 500 && !certainlyNotApplied) {

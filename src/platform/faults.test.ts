@@ -10,7 +10,6 @@ import {
   UnauthorizedError,
 } from "./errors.ts";
 import { isSettled } from "./operations.ts";
-import type { Operation } from "./schemas.ts";
 import {
   fastRetry,
   generousBudget,
@@ -43,11 +42,13 @@ describe("when the platform misbehaves", () => {
     client = platform.client();
   });
   afterAll(() => platform.close());
+  const endpointsOn = async (branchId: string) =>
+    (await client.listEndpoints("shop")).filter((e) => e.branchId === branchId);
   // Each scenario starts on a quiet project: a running operation would lock it (423) for the next.
   afterEach(async () => {
     await platform.setFaults({});
-    const running: Operation[] = [];
-    for await (const op of client.listOperations("shop", { limit: 50 })) if (!isSettled(op)) running.push(op);
+    const { operations } = await client.listOperationsPage("shop", { limit: 100 });
+    const running = operations.filter((op) => !isSettled(op));
     await client.waitForOperations("shop", running, { pollIntervalMs: 5, timeoutMs: 5_000 });
   });
 
@@ -85,7 +86,8 @@ describe("when the platform misbehaves", () => {
       .createEndpoint("shop", { branchId: "b1", type: "read_write" })
       .catch((e: unknown) => e);
     expect(created).toBeInstanceOf(LockedError);
-    expect(await client.listBranchEndpoints("shop", "b1")).toEqual([]);
+    await platform.setFaults({});
+    expect(await endpointsOn("b1")).toEqual([]);
   });
 
   it.each([
@@ -99,9 +101,7 @@ describe("when the platform misbehaves", () => {
     const before = await platform.served(CREATE);
     const created = await client.createEndpoint("shop", { branchId: c.branch, type: "read_write" });
     expect((await platform.served(CREATE)) - before).toBe(2);
-    expect((await client.listBranchEndpoints("shop", c.branch)).map((e) => e.id)).toEqual([
-      created.endpoint.id,
-    ]);
+    expect((await endpointsOn(c.branch)).map((e) => e.id)).toEqual([created.endpoint.id]);
   });
 
   it("reports a create whose response was lost as outcome unknown, and never sends it twice", async () => {
@@ -120,7 +120,7 @@ describe("when the platform misbehaves", () => {
     });
     expect((await platform.served(CREATE)) - before).toBe(1);
     // The platform did apply it: observing shows the endpoint, so the caller adopts it instead of creating again.
-    expect(await client.listBranchEndpoints("shop", "b5")).toHaveLength(1);
+    expect(await endpointsOn("b5")).toHaveLength(1);
   });
 
   it.each([
@@ -137,7 +137,7 @@ describe("when the platform misbehaves", () => {
     expect(error).toBeInstanceOf(OutcomeUnknownError);
     expect((await platform.served(CREATE)) - before).toBe(1);
     // Here the platform never applied it; only observing can tell the two cases apart.
-    expect(await client.listBranchEndpoints("shop", "b6")).toEqual([]);
+    expect(await endpointsOn("b6")).toEqual([]);
   });
 
   it("hands back a lasting 429 on a mutation with a time to retry after a few bounded attempts", async () => {
@@ -188,12 +188,17 @@ describe("when the platform misbehaves", () => {
     const bootstrap = platform.client();
     const { id, key } = await bootstrap.createApiKey("operator");
     const operator = platform.client({ apiKey: key });
-    expect((await operator.listProjects()).map((p) => p.id)).toEqual(["shop"]);
+    expect((await operator.listEndpoints("shop")).length).toBeGreaterThan(0);
     await bootstrap.revokeApiKey(id);
 
-    const error = await operator.listProjects().catch((e: unknown) => e);
+    const error = await operator.listEndpoints("shop").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnauthorizedError);
-    expect(error).toMatchObject({ status: 401, retryable: false, terminal: false, route: "GET /projects" });
+    expect(error).toMatchObject({
+      status: 401,
+      retryable: false,
+      terminal: false,
+      route: "GET /projects/{project_id}/endpoints",
+    });
     expect((error as Error).message).toContain("401");
 
     expect(platform.logLines.length).toBeGreaterThan(5);
@@ -241,26 +246,26 @@ describe("a 429 that says when to come back", () => {
   afterAll(() => platform.close());
 
   it("is handed back at once with Retry-After as retryAfterMs when that is far away", async () => {
-    await platform.setFaults({ requests: [{ route: "/projects", status: 429, retry_after_s: 30 }] });
+    await platform.setFaults({ requests: [{ route: "/api_keys", status: 429, retry_after_s: 30 }] });
     const client = platform.client({ retry: fastRetry });
     try {
-      const before = await platform.served("GET /projects");
-      const error = await client.listProjects().catch((e: unknown) => e);
+      const before = await platform.served("GET /api_keys");
+      const error = await client.listApiKeys().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RateLimitedError);
       expect(error).toMatchObject({ retryAfterMs: 30_000, retryable: true });
-      expect((await platform.served("GET /projects")) - before).toBe(1);
+      expect((await platform.served("GET /api_keys")) - before).toBe(1);
     } finally {
       await client.close();
     }
   });
 
   it("is retried inline when Retry-After is short", async () => {
-    await platform.setFaults({ requests: [{ route: "/projects", status: 429, retry_after_s: 0, times: 1 }] });
+    await platform.setFaults({ requests: [{ route: "/api_keys", status: 429, retry_after_s: 0, times: 1 }] });
     const client = platform.client({ retry: fastRetry });
     try {
-      const before = await platform.served("GET /projects");
-      expect(Array.isArray(await client.listProjects())).toBe(true);
-      expect((await platform.served("GET /projects")) - before).toBe(2);
+      const before = await platform.served("GET /api_keys");
+      expect(Array.isArray(await client.listApiKeys())).toBe(true);
+      expect((await platform.served("GET /api_keys")) - before).toBe(2);
     } finally {
       await client.close();
     }
@@ -277,7 +282,7 @@ describe("a platform answer the emulator cannot give", () => {
       retry: fastRetry,
     });
     try {
-      const error = await client.listProjects().catch((e: unknown) => e);
+      const error = await client.listApiKeys().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ServerError);
       expect(error).toMatchObject({ status: 502, retryable: true });
       expect(server.received).toHaveLength(4);

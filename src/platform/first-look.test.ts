@@ -36,7 +36,7 @@ describe("the first look after a change", () => {
   afterAll(() => platform.close());
 
   it("looks again once the operations are due, even inside the tick of the pass that saw them running", async () => {
-    const tracker = new OperationsTracker(client, "shop", {
+    const tracker = new OperationsTracker("shop", {
       now: () => clock.now(),
       expectedDuration: () => 2_000,
     });
@@ -46,20 +46,26 @@ describe("the first look after a change", () => {
     // Long before it is due (the resource woken by its own status write): answered as it was
     // known, no list.
     clock.advance(100);
-    expect((await tracker.refresh(operations, { pollIntervalMs: 5_000 }))[0]!.status).toBe("running");
+    expect((await tracker.refresh(operations, { pollIntervalMs: 5_000, source: client }))[0]!.status).toBe(
+      "running",
+    );
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(0);
     // A look by id (the mutation gate's confirmation knows only ids) lists, and sees it running.
-    const early = await tracker.refresh([operations[0]!.id], { pollIntervalMs: 5_000 });
+    const early = await tracker.refresh([operations[0]!.id], { pollIntervalMs: 5_000, source: client });
     expect(early[0]!.status).toBe("running");
 
     // Not yet due: the pass still answers.
     clock.advance(1_000);
-    expect((await tracker.refresh(early, { pollIntervalMs: 5_000 }))[0]!.status).toBe("running");
+    expect((await tracker.refresh(early, { pollIntervalMs: 5_000, source: client }))[0]!.status).toBe(
+      "running",
+    );
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
 
     // Due (created + 2 s), same tick: a new pass, which sees it finished.
     clock.advance(1_500);
-    expect((await tracker.refresh(early, { pollIntervalMs: 5_000 }))[0]!.status).toBe("finished");
+    expect((await tracker.refresh(early, { pollIntervalMs: 5_000, source: client }))[0]!.status).toBe(
+      "finished",
+    );
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
   });
 });

@@ -32,16 +32,17 @@ function operation(id: string, status = "running", extra: Partial<Operation> = {
 function lab({ known = true, borrowed = false } = {}) {
   let now = 1_000_000;
   const lists: string[][] = [];
-  const gate = new MutationGate({
+  const gate = new MutationGate("shop", {
     now: () => now,
     expected: (ops, share) => (known ? ops.length * endedBy[share]! : undefined),
     // Another action (say create_branch) is known: by when 90% of those have ended.
     ...(borrowed ? { borrowed: (ops, share) => ops.length * endedBy[share]! } : {}),
-    confirm: (_projectId, ids) => {
-      lists.push([...ids]);
-      return Promise.resolve();
-    },
   });
+  /** The operations list the gate may ask for before a mutation goes. */
+  const confirm = (ids: readonly string[]) => {
+    lists.push([...ids]);
+    return Promise.resolve();
+  };
   let next = 0;
   const accepted = () => Promise.resolve({ operations: [operation(`op-${++next}`)] });
   const locked = () =>
@@ -49,7 +50,7 @@ function lab({ known = true, borrowed = false } = {}) {
   /** One reconcile's try: sent, or told when to come back. */
   const ask = async (ticket: string, send = accepted): Promise<"sent" | number> => {
     try {
-      await gate.run("shop", send, (r) => r.operations, { ticket });
+      await gate.run(send, (r) => r.operations, { ticket, confirm });
       return "sent";
     } catch (err) {
       if (err instanceof ProjectBusyError) return err.retryAfterMs!;
@@ -164,28 +165,28 @@ describe("the mutation gate's decisions", () => {
     const listedAt = l.now() - 1;
     await l.ask("ns/a");
     l.advance(1_500);
-    l.gate.observe("shop", [operation("op-1", status)], listedAfter ? l.now() : listedAt);
+    l.gate.observe([operation("op-1", status)], listedAfter ? l.now() : listedAt);
     expect((await l.ask("ns/b")) === "sent").toBe(free);
   });
 
   it("holds the project for another actor's running operation until such operations have most likely ended", async () => {
     const l = lab();
     // Listed when it had run 500 ms: 1,900 ms to go until 90% of such operations have ended.
-    l.gate.observe("shop", [operation("theirs", "running", { totalDurationMs: 500 })], l.now());
+    l.gate.observe([operation("theirs", "running", { totalDurationMs: 500 })], l.now());
     expect(await l.ask("ns/a")).toBe(1_910);
     l.advance(1_900);
     expect(await l.ask("ns/a")).toBe("sent");
   });
 
   it("a script (no ticket) waits for its turn inside the call instead of being handed back", async () => {
-    const gate = new MutationGate({ expected: () => 30 });
+    const gate = new MutationGate("shop", { expected: () => 30 });
     const sent: string[] = [];
     const create = (id: string) => () => {
       sent.push(id);
       return Promise.resolve({ operations: [operation(id)] });
     };
-    await gate.run("shop", create("s-1"), (r) => r.operations);
-    const second = await gate.run("shop", create("s-2"), (r) => r.operations);
+    await gate.run(create("s-1"), (r) => r.operations);
+    const second = await gate.run(create("s-2"), (r) => r.operations);
     expect(second.operations[0]!.id).toBe("s-2");
     expect(sent).toEqual(["s-1", "s-2"]);
   });

@@ -1,20 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LockedError, ProjectBusyError } from "./errors.ts";
-import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
+import { asAController, startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
 const CREATE = "POST /projects/:project_id/endpoints";
 
-/** As a controller does with a resource's change: held back, it comes back when told. */
-async function asAController<T>(change: () => Promise<T>): Promise<T> {
-  for (;;) {
-    try {
-      return await change();
-    } catch (err) {
-      if (!(err instanceof ProjectBusyError)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, err.retryAfterMs));
-    }
-  }
-}
 const branches = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"];
 
 describe("the per-project mutation gate, against a project-wide lock", () => {
@@ -131,14 +120,18 @@ describe("the per-project mutation gate, against a project-wide lock", () => {
     await client.waitForOperations("shop", mine.operations, { pollIntervalMs: 50, timeoutMs: 5_000 });
     const foreign = await other.createEndpoint("shop", { branchId: "shop-b6", type: "read_write" });
     // This client's look at its own (finished) operation lists the project and sees the foreign one.
-    await client.operationsTracker("shop").refresh([mine.operations[0]!.id], { pollIntervalMs: 1 });
+    await client
+      .project("shop")
+      .operations.refresh([mine.operations[0]!.id], { pollIntervalMs: 1, source: client });
     const before = await locked();
     const created = await asAController(() =>
       client.createEndpoint("shop", { branchId: "shop-b7", type: "read_write" }, { ticket: "ns/e" }),
     );
     expect(created.endpoint.branchId).toBe("shop-b7");
     expect((await locked()) - before).toBe(0);
-    const [theirs] = await other.operationsTracker("shop").refresh([foreign.operations[0]!.id]);
+    const [theirs] = await other
+      .project("shop")
+      .operations.refresh([foreign.operations[0]!.id], { source: other });
     // It was sent after the foreign operation ended.
     expect(Date.parse(created.operations[0]!.createdAt)).toBeGreaterThanOrEqual(
       Date.parse(theirs!.updatedAt),

@@ -1,5 +1,6 @@
 /**
- * The per-project mutation gate. The platform runs one change of a project at a time: while a
+ * A project's mutation gate, shared by the clients of every key of its account (project.ts). The
+ * platform runs one change of a project at a time: while a
  * project has running operations it refuses new mutations with 423, on any branch
  * (platform-facts.md, "Errors and limits"). Rather than send changes into that lock, the client
  * lets one mutation of a project go at a time, and the next one when the operations the last one
@@ -43,18 +44,25 @@ export interface MutationGateOptions {
   unknownDurationMs?: number;
   /** After a 423 the learned durations gave no better time for: the next try this much later (doubling from the third in a row). Default 250 ms. */
   lockedProbeMs?: number;
-  /**
-   * Looks at the project's running operations with one list (which reports back through
-   * `observe`). Used instead of a probing mutation when their end was only guessed: a list costs
-   * a request as a 423 does, and teaches how long operations take.
-   */
-  confirm?: (projectId: string, operationIds: readonly string[]) => Promise<unknown>;
   /** Longest wait for a turn inside a call with a ticket; beyond it ProjectBusyError is thrown. Default 25 ms. */
   maxInlineWaitMs?: number;
   now?: () => number;
 }
 
-interface Project {
+export interface GateRunOptions {
+  /** Who asks (a resource's key): held back, it is told when its own turn comes. */
+  ticket?: string | undefined;
+  signal?: AbortSignal | undefined;
+  /**
+   * Looks at the project's running operations with one list (which reports back through
+   * `observe`), with the asking caller's key. Used instead of a probing mutation when their end
+   * was only guessed: a list costs a request as a 423 does, and teaches how long operations take.
+   */
+  confirm?: ((operationIds: readonly string[]) => Promise<unknown>) | undefined;
+}
+
+/** What the gate knows of its project. */
+interface State {
   /** When the project's known running operations are expected to have ended. */
   busyUntil: number;
   /** A mutation of the project is on its way; the next waits for its answer. */
@@ -90,7 +98,8 @@ const ticketGraceMs = 15_000;
 const afterLockedShares = [1];
 
 export class MutationGate {
-  private readonly projects = new Map<string, Project>();
+  readonly projectId: string;
+  private readonly p: State;
   private readonly options: MutationGateOptions;
   private readonly unknownMs: number;
   private readonly probeMs: number;
@@ -99,48 +108,35 @@ export class MutationGate {
   private readonly now: () => number;
   private anonymous = 0;
 
-  constructor(options: MutationGateOptions) {
+  constructor(projectId: string, options: MutationGateOptions) {
+    this.projectId = projectId;
     this.options = options;
     this.unknownMs = options.unknownDurationMs ?? 1_000;
     this.probeMs = options.lockedProbeMs ?? 250;
     this.maxInlineMs = options.maxInlineWaitMs ?? 25;
     this.releaseShare = options.releaseShare ?? 0.9;
     this.now = options.now ?? (() => Date.now());
-  }
-
-  private project(projectId: string): Project {
-    let p = this.projects.get(projectId);
-    if (!p) {
-      p = {
-        busyUntil: 0,
-        sending: false,
-        inlineWaiter: false,
-        waiting: new Map(),
-        running: new Map(),
-        lastOperations: [],
-        answeredAt: 0,
-        turnMs: this.unknownMs,
-        lockedInARow: 0,
-        guessed: false,
-      };
-      this.projects.set(projectId, p);
-    }
-    return p;
+    this.p = {
+      busyUntil: 0,
+      sending: false,
+      inlineWaiter: false,
+      waiting: new Map(),
+      running: new Map(),
+      lastOperations: [],
+      answeredAt: 0,
+      turnMs: this.unknownMs,
+      lockedInARow: 0,
+      guessed: false,
+    };
   }
 
   /**
-   * Whether the project (or, without one, any project) holds mutations back: its operations
-   * tracker then lists less often, leaving the budget to them.
+   * Whether the project holds mutations back: its operations tracker then lists less often,
+   * leaving the budget to them.
    */
-  holding(projectId?: string): boolean {
+  holding(): boolean {
     const now = this.now();
-    const projects = projectId === undefined ? this.projects.values() : [this.projects.get(projectId)];
-    for (const p of projects) {
-      if (p && p.waiting.size > 0 && [...p.waiting.values()].some((due) => due + ticketGraceMs > now)) {
-        return true;
-      }
-    }
-    return false;
+    return [...this.p.waiting.values()].some((due) => due + ticketGraceMs > now);
   }
 
   /**
@@ -148,18 +144,17 @@ export class MutationGate {
    * started (an answer without any frees the project at once).
    */
   async run<T>(
-    projectId: string,
     send: () => Promise<T>,
     operationsOf: (result: T) => readonly Operation[],
-    options: { ticket?: string | undefined; signal?: AbortSignal | undefined } = {},
+    options: GateRunOptions = {},
   ): Promise<T> {
-    const p = this.project(projectId);
+    const p = this.p;
     const ticket = options.ticket ?? `anonymous-${++this.anonymous}`;
     const started = this.now();
     // Its place in line is that of its first ask; it keeps it until it has sent, or gives up.
     if (!p.waiting.has(ticket)) p.waiting.set(ticket, started);
     try {
-      return await this.turn(p, projectId, ticket, started, send, operationsOf, options);
+      return await this.turn(p, ticket, started, send, operationsOf, options);
     } catch (err) {
       if (!(err instanceof ProjectBusyError)) p.waiting.delete(ticket);
       throw err;
@@ -167,23 +162,22 @@ export class MutationGate {
   }
 
   private async turn<T>(
-    p: Project,
-    projectId: string,
+    p: State,
     ticket: string,
     started: number,
     send: () => Promise<T>,
     operationsOf: (result: T) => readonly Operation[],
-    options: { ticket?: string | undefined; signal?: AbortSignal | undefined },
+    options: GateRunOptions,
   ): Promise<T> {
     let locked: LockedError | undefined;
     for (;;) {
       options.signal?.throwIfAborted();
       const now = this.now();
-      if (!p.sending && p.busyUntil <= now && p.guessed && this.options.confirm && p.running.size > 0) {
+      if (!p.sending && p.busyUntil <= now && p.guessed && options.confirm && p.running.size > 0) {
         p.guessed = false;
         p.sending = true;
         try {
-          await this.options.confirm(projectId, [...p.running.keys()]);
+          await options.confirm([...p.running.keys()]);
         } catch {
           // Only a look: the mutation below probes instead.
         } finally {
@@ -228,7 +222,7 @@ export class MutationGate {
         }
         continue;
       }
-      throw this.busy(projectId, p, ticket, waitMs, locked);
+      throw this.busy(p, ticket, waitMs, locked);
     }
   }
 
@@ -237,7 +231,7 @@ export class MutationGate {
    * run, when the longest such operation seen has ended; after that (or for another actor's
    * change) a probe step, doubling from the third 423 in a row.
    */
-  private afterLocked(p: Project): number {
+  private afterLocked(p: State): number {
     const now = this.now();
     const share = afterLockedShares[p.lockedInARow - 1];
     const byShare =
@@ -251,7 +245,7 @@ export class MutationGate {
   }
 
   /** The operations a mutation's answer started now run; the project is busy until they end. */
-  private answered(p: Project, operations: readonly Operation[]): void {
+  private answered(p: State, operations: readonly Operation[]): void {
     const now = this.now();
     p.answeredAt = now;
     const running = operations.filter((op) => !isSettled(op));
@@ -277,8 +271,8 @@ export class MutationGate {
    * Running operations the gate did not know of (another actor's) hold the project until they
    * are expected to end; when every one it knew of is settled, the project is free now.
    */
-  observe(projectId: string, operations: readonly Operation[], listedAt: number): void {
-    const p = this.project(projectId);
+  observe(operations: readonly Operation[], listedAt: number): void {
+    const p = this.p;
     const now = this.now();
     const seen = new Map(operations.map((op) => [op.id, op]));
     for (const op of operations) {
@@ -311,13 +305,7 @@ export class MutationGate {
     if (!anyRunning && !p.sending && listedAt >= p.answeredAt && p.busyUntil > now) p.busyUntil = now;
   }
 
-  private busy(
-    projectId: string,
-    p: Project,
-    ticket: string,
-    waitMs: number,
-    locked: LockedError | undefined,
-  ): ProjectBusyError {
+  private busy(p: State, ticket: string, waitMs: number, locked: LockedError | undefined): ProjectBusyError {
     const now = this.now();
     for (const [other, due] of p.waiting) if (due + ticketGraceMs < now) p.waiting.delete(other);
     // Its place in the line: turns of those ahead come after the running operations end.
@@ -331,9 +319,9 @@ export class MutationGate {
     // The message is what a resource's status shows: it stays the same while the wait goes on, so
     // waiting costs no status writes.
     return new ProjectBusyError(
-      `project ${projectId} has operations running; this change waits for them to end`,
+      `project ${this.projectId} has operations running; this change waits for them to end`,
       {
-        projectId,
+        projectId: this.projectId,
         route: "gate",
         status: locked?.status,
         code: locked?.code,

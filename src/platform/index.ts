@@ -1,4 +1,6 @@
 // The platform client layer: everything other layers use from src/platform.
+export { Account, type AccountOptions } from "./account.ts";
+export { Accounts, type AccountsOptions } from "./accounts.ts";
 export { PLATFORM_RATE_LIMITS, RateBudget, type RateLimits, type RequestKind } from "./budget.ts";
 export {
   DEFAULT_BASE_URL,
@@ -8,6 +10,7 @@ export {
   type PlatformClientOptions,
 } from "./client.ts";
 export { MutationGate, type MutationGateOptions } from "./gate.ts";
+export { KeyListCache } from "./key-list.ts";
 export * from "./errors.ts";
 export type { RetryOptions } from "./exchange.ts";
 export { noMetrics, type PlatformMetrics, type PlatformRequestInfo } from "./metrics.ts";
@@ -23,8 +26,11 @@ export {
   type OperationsPage,
   type OperationsSource,
   type OperationsTrackerOptions,
+  type RefreshOptions,
   type WaitOptions,
 } from "./operations.ts";
+export { Project, type ProjectOptions } from "./project.ts";
+export { pathOf, routes, type Route } from "./routes.ts";
 export type {
   ApiKey,
   ApiKeyCreated,
@@ -37,7 +43,6 @@ export type {
   EndpointType,
   Operation,
   OperationStatus,
-  Project,
 } from "./schemas.ts";
 export type { Branch, BranchCreateSpec, BranchMutation, BranchPatch } from "./branch-schemas.ts";
 export type { ConnectionUriQuery, PasswordReset } from "./role-schemas.ts";
@@ -50,11 +55,5 @@ export type {
   Role,
   RoleMutation,
 } from "./branch-content-schemas.ts";
-export {
-  BranchSnapshot,
-  EndpointSnapshot,
-  ProjectSnapshot,
-  type SnapshotItem,
-  type SnapshotOptions,
-} from "./snapshot.ts";
+export { ListSnapshot, type SnapshotItem, type SnapshotOptions } from "./snapshot.ts";
 export type { TransportTimeouts } from "./transport.ts";

@@ -13,6 +13,7 @@
  * worker waits on it.
  */
 import { setTimeout } from "node:timers/promises";
+import { keyRefused } from "./errors.ts";
 import type { Operation } from "./schemas.ts";
 
 export interface OperationsPage {
@@ -20,7 +21,7 @@ export interface OperationsPage {
   cursor: string | undefined;
 }
 
-/** What the tracker needs from the client. */
+/** What the tracker needs from a client: the reads it sends with the asking caller's key. */
 export interface OperationsSource {
   listOperationsPage(
     projectId: string,
@@ -89,6 +90,13 @@ export function isFailed(operation: StatusOf): boolean {
   return FAILED_FINAL.has(operation.status) || (operation.status === "failed" && !isRetrying(operation));
 }
 
+export interface RefreshOptions {
+  /** How often the caller looks (default 4 s): a pass begun since the current tick of that interval began still answers. */
+  pollIntervalMs?: number;
+  /** The client whose key a new pass is sent with (a pass already open is shared, whoever opened it). */
+  source: OperationsSource;
+}
+
 interface Batch {
   /** Pending operation id -> creation time, when known. */
   wanted: Map<string, number | undefined>;
@@ -100,9 +108,12 @@ interface Batch {
 
 const idOf = (op: Operation | string): string => (typeof op === "string" ? op : op.id);
 
+/**
+ * A project's operations, settled for every caller of the project (each of its account's keys):
+ * see the top of this file.
+ */
 export class OperationsTracker {
   readonly projectId: string;
-  private readonly source: OperationsSource;
   private readonly pageSize: number;
   private readonly maxPages: number;
   private readonly batchWindowMs: number;
@@ -118,9 +129,10 @@ export class OperationsTracker {
   /** What the latest pass that ended saw, and when it began to list. */
   private settled = new Map<string, Operation | Error>();
   private settledAt = Number.NEGATIVE_INFINITY;
+  /** Which key a pass's failed read was sent with: a refusal of that key is not another key's. */
+  private readonly failedWith = new WeakMap<Error, OperationsSource>();
 
-  constructor(source: OperationsSource, projectId: string, options: OperationsTrackerOptions = {}) {
-    this.source = source;
+  constructor(projectId: string, options: OperationsTrackerOptions = {}) {
     this.projectId = projectId;
     this.pageSize = options.pageSize ?? 100;
     this.maxPages = options.maxPages ?? 5;
@@ -137,12 +149,10 @@ export class OperationsTracker {
   /**
    * The latest record of each operation, in the order given. Operations already settled are
    * returned as they are; the others are read in one shared pass (per-operation: each by id).
-   * `pollIntervalMs` is how often the caller looks (default 4 s): a pass begun since the current
-   * tick of that interval began still answers.
    */
   async refresh(
     operations: readonly (Operation | string)[],
-    { pollIntervalMs = 4_000 }: { pollIntervalMs?: number } = {},
+    { pollIntervalMs = 4_000, source }: RefreshOptions,
   ): Promise<Operation[]> {
     const pending = operations.filter((op) => typeof op === "string" || !isSettled(op));
     if (this.polling === "per-operation") {
@@ -150,27 +160,39 @@ export class OperationsTracker {
         operations.map(async (op) =>
           typeof op !== "string" && isSettled(op)
             ? op
-            : this.source.getOperation(this.projectId, typeof op === "string" ? op : op.id),
+            : source.getOperation(this.projectId, typeof op === "string" ? op : op.id),
         ),
       );
     }
     const latest =
-      pending.length > 0 ? await this.latest(pending, pollIntervalMs) : new Map<string, Operation | Error>();
-    return operations.map((op) => {
-      if (typeof op !== "string" && isSettled(op)) return op;
-      const found = latest.get(idOf(op));
-      if (found instanceof Error) throw found;
-      if (found) return found;
-      // Only while busy: a change's operation the last pass did not see is reported as given.
-      if (typeof op !== "string") return op;
-      throw new Error(`operation ${op} was not settled by the tracker`);
-    });
+      pending.length > 0
+        ? await this.latest(pending, pollIntervalMs, source)
+        : new Map<string, Operation | Error>();
+    return Promise.all(
+      operations.map(async (op) => {
+        if (typeof op !== "string" && isSettled(op)) return op;
+        const found = latest.get(idOf(op));
+        if (found instanceof Error) return this.failed(found, idOf(op), source);
+        if (found) return found;
+        // Only while busy: a change's operation the last pass did not see is reported as given.
+        if (typeof op !== "string") return op;
+        throw new Error(`operation ${op} was not settled by the tracker`);
+      }),
+    );
+  }
+
+  /** A read of a pass failed: the caller's own failure, or another key's refusal (read again with its own key). */
+  private async failed(error: Error, id: string, source: OperationsSource): Promise<Operation> {
+    const sentWith = this.failedWith.get(error);
+    if (sentWith === undefined || sentWith === source || !keyRefused(error)) throw error;
+    return source.getOperation(this.projectId, id);
   }
 
   /** Records of the pending operations: from a recent enough pass, or from a new one. */
   private async latest(
     pending: readonly (Operation | string)[],
     pollIntervalMs: number,
+    source: OperationsSource,
   ): Promise<Map<string, Operation | Error>> {
     const last = this.last;
     const busy = this.busy();
@@ -188,7 +210,9 @@ export class OperationsTracker {
       // While the project's changes wait for their turn, a poll never waits for a list (nor holds
       // a worker that a change's turn needs): it is answered from the latest pass that ended, or
       // as the caller last knew, and a pass older than the window is renewed for the next poll.
-      if (startedAt === undefined || startedAt < since) void this.join(pending).result.catch(() => undefined);
+      if (startedAt === undefined || startedAt < since) {
+        void this.join(pending, source).result.catch(() => undefined);
+      }
       return this.settled;
     }
     if (last && startedAt !== undefined && startedAt >= since) {
@@ -206,7 +230,7 @@ export class OperationsTracker {
       };
       if (pending.every(known)) return seen;
     }
-    return this.join(pending).result;
+    return this.join(pending, source).result;
   }
 
   /**
@@ -220,7 +244,7 @@ export class OperationsTracker {
     return created + (this.expectedDuration(op) ?? unknownDurationMs);
   }
 
-  private join(pending: readonly (Operation | string)[]): Batch {
+  private join(pending: readonly (Operation | string)[], source: OperationsSource): Batch {
     if (!this.open) {
       const wanted = new Map<string, number | undefined>();
       const batch: Batch = {
@@ -229,7 +253,7 @@ export class OperationsTracker {
           if (this.open === batch) this.open = undefined;
           batch.startedAt = this.now();
           this.last = batch;
-          return this.pass(wanted);
+          return this.pass(wanted, source);
         }),
       };
       this.open = batch;
@@ -244,7 +268,10 @@ export class OperationsTracker {
     return this.open;
   }
 
-  private async pass(wanted: Map<string, number | undefined>): Promise<Map<string, Operation | Error>> {
+  private async pass(
+    wanted: Map<string, number | undefined>,
+    source: OperationsSource,
+  ): Promise<Map<string, Operation | Error>> {
     const found = new Map<string, Operation | Error>();
     const listedAt = this.now();
     const known = [...wanted.values()].filter((t): t is number => t !== undefined && !Number.isNaN(t));
@@ -253,7 +280,7 @@ export class OperationsTracker {
       let cursor: string | undefined;
       const allFound = (): boolean => [...wanted.keys()].every((id) => found.has(id));
       for (let page = 0; page < this.maxPages && !allFound(); page++) {
-        const { operations, cursor: next } = await this.source.listOperationsPage(this.projectId, {
+        const { operations, cursor: next } = await source.listOperationsPage(this.projectId, {
           limit: this.pageSize,
           cursor,
         });
@@ -271,9 +298,11 @@ export class OperationsTracker {
     await Promise.all(
       missing.map(async (id) => {
         try {
-          found.set(id, await this.source.getOperation(this.projectId, id));
+          found.set(id, await source.getOperation(this.projectId, id));
         } catch (error) {
-          found.set(id, error instanceof Error ? error : new Error(String(error)));
+          const failure = error instanceof Error ? error : new Error(String(error));
+          this.failedWith.set(failure, source);
+          found.set(id, failure);
         }
       }),
     );
@@ -327,18 +356,21 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-/** Reports whether the operations finished, failed (with failuresCount) or are still running. */
+/**
+ * Reports whether the operations finished, failed (with failuresCount) or are still running;
+ * `source` is the client whose key a look is sent with.
+ */
 export async function waitForOperations(
   tracker: OperationsTracker,
   operations: readonly (Operation | string)[],
-  options: WaitOptions = {},
+  options: WaitOptions & { source: OperationsSource },
 ): Promise<OperationsOutcome> {
   const pollIntervalMs = options.pollIntervalMs ?? 5_000;
   const deadline = performance.now() + (options.timeoutMs ?? 0);
   let current: readonly (Operation | string)[] = operations;
   for (;;) {
     options.signal?.throwIfAborted();
-    const latest = await tracker.refresh(current, { pollIntervalMs });
+    const latest = await tracker.refresh(current, { pollIntervalMs, source: options.source });
     const outcome = summarizeOperations(latest, pollIntervalMs);
     if (outcome.state !== "running" || performance.now() + pollIntervalMs > deadline) return outcome;
     current = latest;

@@ -244,42 +244,6 @@ export const authDetailsWire = z
 export type AuthDetails = z.output<typeof authDetailsWire>;
 
 // ---------------------------------------------------------------------------------------------
-// Projects
-
-export const projectWire = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    region_id: z.string(),
-    platform_id: z.string().optional(),
-    provisioner: z.string().optional(),
-    pg_version: z.number().int().optional(),
-    locked: z.boolean().optional(),
-    proxy_host: z.string().optional(),
-    created_at: timestamp,
-    updated_at: timestamp,
-  })
-  .transform((p) => ({
-    id: p.id,
-    name: p.name,
-    regionId: p.region_id,
-    platformId: p.platform_id,
-    provisioner: p.provisioner,
-    pgVersion: p.pg_version,
-    locked: p.locked,
-    proxyHost: p.proxy_host,
-    createdAt: p.created_at,
-    updatedAt: p.updated_at,
-  }));
-
-export type Project = z.output<typeof projectWire>;
-
-export const projectsPageWire = z.object({
-  projects: z.array(projectWire),
-  pagination: z.object({ cursor: z.string().optional() }).optional(),
-});
-
-// ---------------------------------------------------------------------------------------------
 // Errors
 
 /** The platform's error body; every field is optional because proxies may answer too. */

@@ -1,15 +1,15 @@
 /**
- * Per-project snapshot of a list of platform objects (endpoints, branches). Thousands of
- * resources in one project would each list the project's endpoints or branches on every
+ * A project's list of platform objects (its endpoints, its branches), shared by every reader of
+ * the project. Thousands of resources in one project would each list the project on every
  * reconcile; instead, readers share one list request (single-flight) and its answer for as long
- * as they accept (`maxAgeMs`). The client's own mutations keep the answer current: a successful
- * one records the object it returned (or its removal), so a create storm does not re-list the
- * project after every create, and when the change's operations finish the object takes the state
- * its answer announced; a mutation whose outcome is unknown, or whose operations failed, forgets
- * the project, and the next reader lists again.
+ * as they accept (`maxAgeMs`), whichever of the account's keys they act with. The project's own
+ * changes keep the answer current: a successful one records the object it returned (or its
+ * removal), so a create storm does not re-list the project after every create, and when the
+ * change's operations finish the object takes the state its answer announced; a change whose
+ * outcome is unknown, or whose operations failed, forgets the list, and the next reader lists
+ * again.
  */
-import type { Branch } from "./branch-schemas.ts";
-import type { Endpoint } from "./schemas.ts";
+import { keyRefused } from "./errors.ts";
 
 /** What the snapshot needs of an object: its id and the platform's state fields. */
 export interface SnapshotItem {
@@ -24,55 +24,64 @@ export interface SnapshotOptions {
   now?: () => number;
 }
 
+/** How a reader lists the objects, with its own key. */
+export type Lister<T> = () => Promise<readonly T[]>;
+
 interface Entry<T> {
   startedAt: number;
   items: Promise<readonly T[]>;
-  /** The answer once it arrived; mutations are applied to it in place of a new list. */
+  /** Who sent the list (a key's client): a refusal of that key is not shared with other keys. */
+  sentBy: unknown;
+  /** The answer once it arrived; changes are applied to it in place of a new list. */
   resolved?: T[];
 }
 
-export class ProjectSnapshot<T extends SnapshotItem> {
-  private readonly entries = new Map<string, Entry<T>>();
-  private readonly list: (projectId: string) => Promise<readonly T[]>;
+export class ListSnapshot<T extends SnapshotItem> {
+  private entry: Entry<T> | undefined;
   private readonly windowMs: number;
   private readonly now: () => number;
 
-  constructor(list: (projectId: string) => Promise<readonly T[]>, options: SnapshotOptions = {}) {
-    this.list = list;
+  constructor(options: SnapshotOptions = {}) {
     this.windowMs = options.windowMs ?? 1_000;
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** The project's objects from a list no older than `maxAgeMs`, shared with other readers. */
-  get(projectId: string, maxAgeMs: number = this.windowMs): Promise<readonly T[]> {
+  /**
+   * The objects from a list no older than `maxAgeMs`, shared with other readers; `list` sends a
+   * new one when needed, and `reader` says whose key it is sent with.
+   */
+  get(list: Lister<T>, reader: unknown, maxAgeMs: number = this.windowMs): Promise<readonly T[]> {
     const now = this.now();
-    const entry = this.entries.get(projectId);
-    if (entry && now - entry.startedAt < maxAgeMs) return entry.items;
-    const fresh: Entry<T> = { startedAt: now, items: this.list(projectId) };
-    this.entries.set(projectId, fresh);
+    const entry = this.entry;
+    if (entry && now - entry.startedAt < maxAgeMs) {
+      // Another key's refusal (revoked, say) is that key's: this reader lists with its own.
+      return entry.sentBy === reader ? entry.items : entry.items.catch((err: unknown) => refused(err, list));
+    }
+    const fresh: Entry<T> = { startedAt: now, items: list(), sentBy: reader };
+    this.entry = fresh;
     fresh.items.then(
       (items) => store(fresh, [...items]),
       // A failure is shared with those already waiting, but not cached for later readers.
       () => {
-        if (this.entries.get(projectId) === fresh) this.entries.delete(projectId);
+        if (this.entry === fresh) this.entry = undefined;
       },
     );
     return fresh.items;
   }
 
-  /** A successful mutation's answer: the object as it now is (or, with `removed`, gone). */
-  record(projectId: string, item: T, removed = false): void {
-    const entry = this.entries.get(projectId);
+  /** A successful change's answer: the object as it now is (or, with `removed`, gone). */
+  record(item: T, removed = false): void {
+    const entry = this.entry;
     // A list still in flight may or may not include the change: let the next reader list again.
-    if (!entry?.resolved) return this.invalidate(projectId);
+    if (!entry?.resolved) return this.invalidate();
     const others = entry.resolved.filter((e) => e.id !== item.id);
     store(entry, removed ? others : [...others, item]);
   }
 
   /** The object is gone (a DELETE answered 204 without a body): drop it from the answer. */
-  remove(projectId: string, id: string): void {
-    const entry = this.entries.get(projectId);
-    if (!entry?.resolved) return this.invalidate(projectId);
+  remove(id: string): void {
+    const entry = this.entry;
+    if (!entry?.resolved) return this.invalidate();
     store(
       entry,
       entry.resolved.filter((e) => e.id !== id),
@@ -80,16 +89,16 @@ export class ProjectSnapshot<T extends SnapshotItem> {
   }
 
   /**
-   * The operations of this client's last change of the object all finished. When the change's
+   * The operations of the project's last change of the object all finished. When the change's
    * answer announced a `pending_state` (endpoint creates and updates, branch creates do), the
    * object is now in it (the platform's own meaning of the field), so waiting for them costs no
    * new list of the project. Otherwise (start, suspend and restart answers, and lists, carry
-   * none) the project is forgotten and the next reader lists it.
+   * none) the list is forgotten and the next reader lists it.
    */
-  settle(projectId: string, id: string): void {
-    const entry = this.entries.get(projectId);
+  settle(id: string): void {
+    const entry = this.entry;
     const item = entry?.resolved?.find((e) => e.id === id);
-    if (!entry?.resolved || item?.pendingState === undefined) return this.invalidate(projectId);
+    if (!entry?.resolved || item?.pendingState === undefined) return this.invalidate();
     const settled = { ...item, currentState: item.pendingState, pendingState: undefined };
     store(
       entry,
@@ -97,20 +106,20 @@ export class ProjectSnapshot<T extends SnapshotItem> {
     );
   }
 
-  /** Forgets the project's snapshot: the next reader sends a new list request. */
-  invalidate(projectId: string): void {
-    this.entries.delete(projectId);
+  /** Forgets the list: the next reader sends a new list request. */
+  invalidate(): void {
+    this.entry = undefined;
   }
 }
-
-/** A project's compute endpoints. */
-export class EndpointSnapshot extends ProjectSnapshot<Endpoint> {}
-
-/** A project's branches. */
-export class BranchSnapshot extends ProjectSnapshot<Branch> {}
 
 /** Makes `items` the entry's answer, for readers now and later. */
 function store<T>(entry: Entry<T>, items: T[]): void {
   entry.resolved = items;
   entry.items = Promise.resolve(items);
+}
+
+/** A list another key sent failed: a refusal of that key makes this reader list with its own. */
+function refused<T>(err: unknown, list: Lister<T>): Promise<readonly T[]> {
+  if (keyRefused(err)) return list();
+  throw err;
 }

@@ -68,7 +68,7 @@ describe("a tolerant reader of the platform's answers", () => {
   it("creates and lists endpoints whose deprecated fields are missing", async () => {
     const created = await client.createEndpoint("shop", { branchId: "b1", type: "read_write" });
     await client.waitForOperations("shop", created.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
-    const [endpoint] = await client.listBranchEndpoints("shop", "b1");
+    const endpoint = (await client.listEndpoints("shop")).find((e) => e.branchId === "b1");
     expect(endpoint).toMatchObject({ id: created.endpoint.id, currentState: "active" });
     expect(endpoint!.poolerEnabled).toBeUndefined();
     expect(endpoint!.poolerMode).toBeUndefined();
@@ -111,7 +111,7 @@ describe("operations the platform retries, on the emulator", () => {
   });
   afterAll(() => platform.close());
 
-  const endpointId = async () => (await client.listBranchEndpoints("shop", "b1"))[0]!.id;
+  const endpointId = async () => (await client.listEndpoints("shop")).find((e) => e.branchId === "b1")!.id;
 
   it("a failed run with retry_at keeps the change running; the platform's retry finishes it", async () => {
     await platform.setFaults({

@@ -256,8 +256,7 @@ describe("connection Secret", () => {
     });
     expect(resets()).toBe(resetsBefore + 1);
     // The reset's operations had finished when the new password was written.
-    const ops = [];
-    for await (const op of h.platform.listOperations("proj-alpha")) ops.push(op);
+    const { operations: ops } = await h.platform.listOperationsPage("proj-alpha", { limit: 100 });
     const applied = ops.filter((op) => op.action === "apply_config" && op.branchId === "br-dev");
     expect(applied.length).toBeGreaterThan(0);
     expect(applied.every((op) => op.status === "finished" || op.status === "skipped")).toBe(true);

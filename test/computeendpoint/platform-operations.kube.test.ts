@@ -132,7 +132,7 @@ describe("ComputeEndpoint against the platform's operations", () => {
     await h.start();
     const other = otherActor();
     try {
-      const target = (await other.listBranchEndpoints("proj-alpha", "br-dev"))[0]!;
+      const target = (await other.listEndpoints("proj-alpha")).find((e) => e.branchId === "br-dev")!;
       // Restart: two operations, two seconds in all, holding the project.
       const restarted = await other.restartEndpoint("proj-alpha", target.id);
       const lockedBefore = requests("POST", "/projects/proj-alpha/endpoints").filter(

@@ -5,7 +5,7 @@
 import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
 import type { ApiKey } from "../../platform/index.ts";
 import { isControlledBy } from "../../runtime/index.ts";
-import { KeyListCache } from "../apikey-keylist.ts";
+import { KeyListCache } from "../../platform/index.ts";
 import { secretKind, type Secret } from "../credentials.ts";
 import { adoptable, adoptSecret, deleteOwnedSecret, releaseSecret } from "../managed/owned-secret.ts";
 import type { Adapter, Answer, Verdict } from "../managed/types.ts";

@@ -12,7 +12,7 @@
 // not → its value is lost: revoke it, pick a new name, go again; neither → create.
 import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
 import { NotFoundError, type ApiKey } from "../../platform/index.ts";
-import type { KeyListCache } from "../apikey-keylist.ts";
+import type { KeyListCache } from "../../platform/index.ts";
 import { credentialsSecretLabels, secretKind, type Secret } from "../credentials.ts";
 import { checkOwnership, writeOwnedSecret } from "../managed/owned-secret.ts";
 import type { Pass } from "../managed/types.ts";

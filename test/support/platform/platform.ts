@@ -13,6 +13,7 @@ import {
 } from "../../../tools/emulator/index.ts";
 import { RateBudget } from "../../../src/platform/budget.ts";
 import { PlatformClient, type PlatformClientOptions } from "../../../src/platform/client.ts";
+import { ProjectBusyError } from "../../../src/platform/errors.ts";
 
 export interface Counters {
   total: number;
@@ -44,6 +45,18 @@ export const generousLimits = {
 };
 
 export const generousBudget = (): RateBudget => new RateBudget(generousLimits);
+
+/** As a controller does with a resource's change: held back by the project's gate, it comes back when told. */
+export async function asAController<T>(change: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await change();
+    } catch (err) {
+      if (!(err instanceof ProjectBusyError)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, err.retryAfterMs));
+    }
+  }
+}
 
 /** Retries sized for tests: the same rules, milliseconds instead of seconds. */
 export const fastRetry = { baseDelayMs: 5, maxDelayMs: 40, maxInlineWaitMs: 100, lockedRetryAfterMs: 20 };

@@ -1,34 +1,32 @@
-// Platform accounts, as the operator meets them through API keys. The platform's rate limit is
-// per account and every key of an account spends it (platform-facts.md), so keys that may share
-// an account are asked whose they are (`GET /auth`) and the clients of one account get its one
-// budget. A lone key has nothing to share a budget with: it is asked only once a second key is in
-// use, so a restart of an operator with one key costs no request before its first real one.
-// A client lives while it is used: one idle for `idleMs` (a rotated or deleted key) is closed, so
-// rotations leave no connection pools, budgets or snapshots behind.
+// The platform accounts the operator acts in, found through its API keys. The platform's rate
+// limit is per account and its change lock per project (platform-facts.md), so keys that may
+// share an account are asked whose they are (`GET /auth`) and the clients of one account's keys
+// join its one Account (account.ts): one budget, one set of learned durations, one Project per
+// project (its mutation gate, lists and operations). A lone key has nothing to share: it is its
+// own account, asked only once a second key is in use, so a restart of an operator with one key
+// costs no request before its first real one.
+// A client lives while it is used: one idle for `idleMs` (a rotated or deleted key) is closed,
+// and an account whose keys are all closed is forgotten, so rotations leave no connection pools,
+// budgets or project state behind.
 import { createHash } from "node:crypto";
-import {
-  ForbiddenError,
-  NotFoundError,
-  PlatformClient,
-  RateBudget,
-  UnauthorizedError,
-  type PlatformClientOptions,
-} from "../platform/index.ts";
+import { Account } from "./account.ts";
+import { PlatformClient, type PlatformClientOptions } from "./client.ts";
+import { ForbiddenError, NotFoundError, UnauthorizedError } from "./errors.ts";
+import { RateBudget } from "./budget.ts";
 
 interface Entry {
   client: Promise<PlatformClient>;
   usedAt: number;
-  /** The budget the client spends: its own until its account is known, then the account's. */
-  budget: RateBudget;
   /** Whose key it is; asked for once a second key is in use (undefined: not asked, or failed). */
-  account: Promise<string | undefined> | undefined;
+  accountId: Promise<string | undefined> | undefined;
   /** Kept to ask whose it is later; never logged. */
   apiKey: string;
 }
 
 export interface AccountsOptions {
   baseUrl: string;
-  clientOptions?: Omit<PlatformClientOptions, "apiKey" | "baseUrl" | "budget">;
+  /** Options of every key's client and of every account (its budget's limits, its projects'). */
+  clientOptions?: Omit<PlatformClientOptions, "apiKey" | "baseUrl" | "budget" | "account">;
   /** A client unused this long is closed (default 15 min). */
   idleMs?: number;
 }
@@ -40,8 +38,8 @@ export class Accounts {
   private readonly options: AccountsOptions;
   private readonly idleMs: number;
   private readonly clients = new Map<string, Entry>();
-  /** Rate budgets by account id: shared by the clients of every key of the account. */
-  private readonly budgets = new Map<string, RateBudget>();
+  /** Accounts by the platform's account id, once a key of theirs was identified. */
+  private readonly accounts = new Map<string, Account>();
   /** Spends the identity requests of keys whose account is not known yet. */
   private readonly unidentified: RateBudget;
   private readonly sweeper: NodeJS.Timeout;
@@ -54,7 +52,7 @@ export class Accounts {
     this.sweeper.unref();
   }
 
-  /** The client of a key: on first use next to other keys, identified and given its account's budget. */
+  /** The client of a key: on first use next to other keys, identified and joined to its account. */
   client(apiKey: string): Promise<PlatformClient> {
     const id = digest(apiKey);
     const entry = this.clients.get(id);
@@ -63,15 +61,10 @@ export class Accounts {
       return entry.client;
     }
     const others = [...this.clients.values()];
-    const opening = {
-      usedAt: Date.now(),
-      budget: new RateBudget(this.options.clientOptions?.limits),
-      account: undefined,
-      apiKey,
-    };
+    const opening = { usedAt: Date.now(), accountId: undefined, apiKey };
     const client =
       others.length === 0
-        ? Promise.resolve(this.connect(apiKey, opening.budget))
+        ? Promise.resolve(this.connect(apiKey, this.newAccount()))
         : this.open(opening, others);
     const created: Entry = { ...opening, client };
     this.clients.set(id, created);
@@ -82,46 +75,59 @@ export class Accounts {
     return client;
   }
 
-  /** Accounts met so far (each with its one budget). */
+  /** Accounts met so far, identified. */
   get knownAccounts(): number {
-    return this.budgets.size;
+    return this.accounts.size;
   }
 
   /**
    * A key next to others: they are asked whose they are first (a key opened alone was not), so
-   * an account keeps the budget its opened clients already spend; then this key, which joins it.
+   * an account keeps the state its opened clients already built; then this key, which joins it.
    */
   private async open(entry: Omit<Entry, "client">, others: Entry[]): Promise<PlatformClient> {
-    for (const other of others) other.account ??= this.identifyOpened(other);
+    for (const other of others) other.accountId ??= this.identifyOpened(other);
     const asked = this.identify(entry.apiKey);
-    entry.account = asked.catch(() => undefined);
-    await Promise.all(others.map(async (other) => other.account));
-    const account = await asked;
-    let budget = this.budgets.get(account);
-    if (!budget) {
-      budget = entry.budget;
-      this.budgets.set(account, budget);
-    }
-    entry.budget = budget;
-    return this.connect(entry.apiKey, budget);
+    entry.accountId = asked.catch(() => undefined);
+    await Promise.all(others.map(async (other) => other.accountId));
+    const accountId = await asked;
+    return this.connect(
+      entry.apiKey,
+      this.accounts.get(accountId) ?? this.register(accountId, this.newAccount()),
+    );
   }
 
-  private connect(apiKey: string, budget: RateBudget): PlatformClient {
+  private newAccount(): Account {
+    return new Account(this.options.clientOptions);
+  }
+
+  private connect(apiKey: string, account: Account): PlatformClient {
     const { baseUrl, clientOptions } = this.options;
-    return new PlatformClient({ ...clientOptions, baseUrl, apiKey, budget });
+    return new PlatformClient({ ...clientOptions, baseUrl, apiKey, account });
   }
 
-  /** Whose an opened key is; its budget becomes the account's if the account has none yet. */
+  private register(accountId: string, account: Account): Account {
+    account.id = accountId;
+    this.accounts.set(accountId, account);
+    return account;
+  }
+
+  /**
+   * Whose an opened key is: its account becomes that account, or, when the account was met first
+   * through another key (this one could not be asked then), the client joins it.
+   */
   private identifyOpened(entry: Entry): Promise<string | undefined> {
     return this.identify(entry.apiKey).then(
-      (account) => {
-        if (!this.budgets.has(account)) this.budgets.set(account, entry.budget);
-        return account;
+      async (accountId) => {
+        const client = await entry.client.catch(() => undefined);
+        const known = this.accounts.get(accountId);
+        if (known) client?.joinAccount(known);
+        else if (client) this.register(accountId, client.account);
+        return accountId;
       },
       (err: unknown) => {
         // A refused key (revoked since it was opened) shares nothing; the platform away: ask again
         // when the next key comes.
-        if (!(err instanceof UnauthorizedError)) entry.account = undefined;
+        if (!(err instanceof UnauthorizedError)) entry.accountId = undefined;
         return undefined;
       },
     );
@@ -146,25 +152,26 @@ export class Accounts {
     const id = digest(apiKey);
     const entry = this.clients.get(id);
     this.clients.delete(id);
-    await entry?.client.then(
-      (c) => c.close(),
-      () => undefined,
-    );
+    if (entry) await this.closeClient(entry);
   }
 
   /** Closes the clients no resource used for `idleMs`. */
   async sweep(now = Date.now()): Promise<number> {
     const idle = [...this.clients].filter(([, entry]) => now - entry.usedAt >= this.idleMs);
     for (const [id] of idle) this.clients.delete(id);
-    await Promise.all(
-      idle.map(([, entry]) =>
-        entry.client.then(
-          (c) => c.close(),
-          () => undefined,
-        ),
-      ),
-    );
+    await Promise.all(idle.map(([, entry]) => this.closeClient(entry)));
     return idle.length;
+  }
+
+  /** Closes a key's client; an account left without keys is forgotten with its projects. */
+  private async closeClient(entry: Entry): Promise<void> {
+    const client = await entry.client.catch(() => undefined);
+    if (!client) return;
+    const account = client.account;
+    await client.close();
+    if (account.clients.size === 0 && account.id !== undefined && this.accounts.get(account.id) === account) {
+      this.accounts.delete(account.id);
+    }
   }
 
   /** Clients open now. */

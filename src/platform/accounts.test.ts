@@ -2,7 +2,7 @@
 // of one account spend one rate budget (the platform's limit is per account), a refused key is
 // not kept, and a key's client closes once nothing uses it (a rotated key leaves nothing behind).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UnauthorizedError } from "../platform/index.ts";
+import { UnauthorizedError } from "./errors.ts";
 import {
   fastRetry,
   generousLimits,

@@ -1,0 +1,172 @@
+/**
+ * A project of an account, as the platform keeps it: one change at a time under a project-wide
+ * lock (its mutation gate), its endpoints and branches (lists shared by every reader), and its
+ * operations (one tracker settles them all). The platform's lock is the project's whichever key
+ * sends a change, so the clients of every key of the account share this one object (account.ts):
+ * two keys never race each other into a 423, nor list the same project twice.
+ *
+ * What a change does to this state is written once per route (routes.ts: `shows`, `alters`);
+ * `change` applies it.
+ */
+import type { RateBudget } from "./budget.ts";
+import type { Branch } from "./branch-schemas.ts";
+import type { OperationDurations } from "./durations.ts";
+import { notApplied } from "./errors.ts";
+import { MutationGate, type MutationGateOptions } from "./gate.ts";
+import {
+  type OperationPolling,
+  type OperationsOutcome,
+  type OperationsSource,
+  OperationsTracker,
+  type OperationsTrackerOptions,
+} from "./operations.ts";
+import type { ChangeAnswer, Route } from "./routes.ts";
+import type { Endpoint } from "./schemas.ts";
+import { ListSnapshot } from "./snapshot.ts";
+
+/** How an account's projects behave (the same for all of them). */
+export interface ProjectOptions {
+  /** How long an endpoint or branch list is shared by readers of the same project. Default 1 s. */
+  snapshotWindowMs?: number;
+  operations?: OperationsTrackerOptions;
+  /** How running operations are looked at (overrides `operations.polling`). Default `batched`. */
+  operationPolling?: OperationPolling;
+  /**
+   * A project's changes go one at a time, each when the operations of the last are expected to
+   * have ended (gate.ts). `false` sends them as they come (and into 423s). Default on.
+   */
+  mutationGate?: false | Partial<Omit<MutationGateOptions, "expected">>;
+}
+
+/** What a project takes from its account. */
+export interface ProjectAccount {
+  readonly budget: RateBudget;
+  readonly durations: OperationDurations;
+  readonly options: ProjectOptions;
+}
+
+export interface ChangeOptions {
+  signal?: AbortSignal | undefined;
+  /** Who asks (a resource's key): held back, it is told when its own turn comes. */
+  ticket?: string | undefined;
+  /** The client that sends it: a look at the project's operations goes with its key. */
+  source: OperationsSource;
+}
+
+/** The object a change's answer shows, when it shows one. */
+type Shown = Partial<{ endpoint: Endpoint; branch: Branch; endpoints: Endpoint[] }> | undefined;
+
+export class Project {
+  readonly id: string;
+  readonly endpoints: ListSnapshot<Endpoint>;
+  readonly branches: ListSnapshot<Branch>;
+  readonly operations: OperationsTracker;
+  private readonly gate: MutationGate | undefined;
+  private readonly account: ProjectAccount;
+
+  constructor(id: string, account: ProjectAccount) {
+    this.id = id;
+    this.account = account;
+    const { durations, options } = account;
+    if (options.mutationGate !== false) {
+      this.gate = new MutationGate(id, {
+        ...options.mutationGate,
+        expected: (ops, share) => durations.endedBy(ops, share),
+        borrowed: (ops, share) => durations.borrowedEndedBy(ops, share),
+      });
+    }
+    this.endpoints = new ListSnapshot({ windowMs: options.snapshotWindowMs });
+    this.branches = new ListSnapshot({ windowMs: options.snapshotWindowMs });
+    this.operations = new OperationsTracker(id, {
+      // Polling yields to changes waiting: the project's own for their turn (a project whose
+      // changes are all sent looks as usual, so its last resources see Ready soon), or without
+      // a gate any change waiting for the rate budget.
+      busy: () => (this.gate ? this.gate.holding() : account.budget.busyWithMutations()),
+      // An action never seen to finish is due when the known ones usually are.
+      expectedDuration: (op) => durations.expected([op]) ?? durations.borrowedEndedBy([op], 0.5),
+      observed: (operations, listedAt) => {
+        for (const op of operations) durations.observe(op);
+        if (operations.length > 0) this.gate?.observe(operations, listedAt);
+      },
+      ...options.operations,
+      ...(options.operationPolling === undefined ? {} : { polling: options.operationPolling }),
+    });
+  }
+
+  /**
+   * Sends a change of the project when its turn comes, and tells the project's state what it did
+   * (`route.shows`, `route.alters`). A change that failed, or whose outcome is unknown, makes the
+   * next reader list what it may have changed; one the platform certainly did not apply (held
+   * back, 423, 429) changes nothing.
+   */
+  async change<T extends ChangeAnswer>(
+    route: Route<string, T>,
+    ids: Readonly<Record<string, string | number>>,
+    send: () => Promise<T>,
+    options: ChangeOptions,
+  ): Promise<T> {
+    let answer: T;
+    try {
+      answer = this.gate
+        ? await this.gate.run(send, (a) => a?.operations ?? [], {
+            ticket: options.ticket,
+            signal: options.signal,
+            confirm: (ids) => this.operations.refresh(ids, { pollIntervalMs: 1, source: options.source }),
+          })
+        : await send();
+    } catch (err) {
+      if (!notApplied(err)) this.forget(route);
+      throw err;
+    }
+    this.record(route, ids, answer);
+    return answer;
+  }
+
+  /**
+   * What waiting for a change's operations found: their durations are learned, and the lists
+   * follow their outcome (failed: listed again; finished: objects in the state announced).
+   */
+  settle(outcome: OperationsOutcome): void {
+    for (const op of outcome.operations) this.account.durations.observe(op);
+    if (outcome.state === "failed") {
+      this.endpoints.invalidate();
+      this.branches.invalidate();
+    }
+    if (outcome.state === "finished") {
+      const endpoints = new Set(outcome.operations.map((op) => op.endpointId));
+      for (const endpointId of endpoints) if (endpointId) this.endpoints.settle(endpointId);
+      // An operation on one of the branch's endpoints (start_compute, apply_config) leaves the
+      // branch's state as it was: only the branch's own operations settle it.
+      const branches = new Set(outcome.operations.filter((op) => !op.endpointId).map((op) => op.branchId));
+      for (const branchId of branches) if (branchId) this.branches.settle(branchId);
+    }
+  }
+
+  /** A successful change: what its answer shows is recorded, what it alters is listed again. */
+  private record(route: Route, ids: Readonly<Record<string, string | number>>, answer: ChangeAnswer): void {
+    for (const list of route.alters ?? []) this[list].invalidate();
+    const shown = answer as Shown;
+    const removed = route.method === "DELETE";
+    if (route.shows === "endpoint") {
+      if (shown?.endpoint) this.endpoints.record(shown.endpoint, removed);
+      else this.endpoints.remove(String(ids["endpoint_id"]));
+    }
+    if (route.shows === "branch") {
+      if (shown?.branch) this.branches.record(shown.branch, removed);
+      else this.branches.remove(String(ids["branch_id"]));
+      // A new branch's endpoints, as its answer shows them.
+      if (!removed) for (const endpoint of shown?.endpoints ?? []) this.endpoints.record(endpoint);
+    }
+  }
+
+  /** A change that may or may not have been applied: every list it could have changed is read again. */
+  private forget(route: Route): void {
+    for (const list of route.alters ?? []) this[list].invalidate();
+    if (route.shows === "endpoint") this.endpoints.invalidate();
+    // A branch's answer would have shown its endpoints too.
+    if (route.shows === "branch") {
+      this.branches.invalidate();
+      this.endpoints.invalidate();
+    }
+  }
+}
