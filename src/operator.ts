@@ -7,10 +7,12 @@ import { apiKeyController } from "./controllers/apikey/index.ts";
 import { branchController } from "./controllers/branch/index.ts";
 import { computeEndpointController } from "./controllers/computeendpoint/index.ts";
 import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
+import { credentialsGrantResource, namespaceResource } from "./controllers/managed/grants.ts";
 import { installationId } from "./controllers/managed/installation.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
 import { registerOperatorMetrics } from "./metrics.ts";
 import {
+  KubeApiError,
   KubeClient,
   Manager,
   managerOptionsFromConfig,
@@ -75,6 +77,7 @@ export async function startOperator(
     // The owner marks of this installation (managed/installation.ts): read or made once, before
     // any controller may write one.
     installationId: await installationId(client, operatorNamespace, { override: config.installationId, log }),
+    grants: await mayReadGrants(client, log),
     namespaces: config.namespaces.length > 0 ? config.namespaces : undefined,
     concurrency: config.concurrency,
     resyncPeriodMs: config.resyncPeriodMs,
@@ -121,4 +124,23 @@ function defaultKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromDefault();
   return kc;
+}
+
+/**
+ * Whether this installation may read CredentialsGrants and namespaces (cluster-scoped). A
+ * namespaced install may not: its own key then serves only the namespace its Secret is in, and
+ * it says so where a resource of another namespace would use it.
+ */
+async function mayReadGrants(client: KubeClient, log: Logger): Promise<boolean> {
+  try {
+    await client.list(credentialsGrantResource, { limit: 1 });
+    await client.list(namespaceResource, { limit: 1 });
+    return true;
+  } catch (err) {
+    if (!(err instanceof KubeApiError && err.statusCode === 403)) throw err;
+    log.info(
+      "this installation may not read CredentialsGrants or namespaces (a namespaced install): the operator's key serves only the namespace of its Secret",
+    );
+    return false;
+  }
 }

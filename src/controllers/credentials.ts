@@ -75,6 +75,8 @@ export interface FoundCredentials {
   source: string;
   /** True when the operator's own key is used (a 401 then concerns the operator's installation). */
   isDefault: boolean;
+  /** The namespace of the Secret: the resource's own, or (the operator's key) the operator's. */
+  namespace: string;
   /** The Secret's resourceVersion: a refused key is retried at once when its Secret changes. */
   version: string | undefined;
   /** The key's client (its account identified on first use). */
@@ -153,6 +155,7 @@ export class PlatformAccess {
     return {
       source,
       isDefault: !ref,
+      namespace: target.namespace,
       version: secret.metadata.resourceVersion,
       connect: () => this.accounts.client(apiKey),
     };

@@ -28,6 +28,12 @@ export interface KindControllerOptions {
    * on the platform objects it creates. Default: `00000000`, for tests that need no other.
    */
   installationId?: string | undefined;
+  /**
+   * Watch CredentialsGrants and namespaces (cluster-scoped: default true). False where the
+   * operator may not read them (a namespaced install): the operator's key then serves only the
+   * namespace its Secret is in.
+   */
+  grants?: boolean | undefined;
   /** Informer tuning (tests freeze cached objects so a mutation fails loudly). */
   informer?: Omit<InformerOptions, "namespaces" | "labelSelector" | "log"> | undefined;
 }

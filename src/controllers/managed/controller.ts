@@ -86,6 +86,7 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
     unauthorizedRetryMs: options.unauthorizedRetryMs,
     pollIntervalMs: options.pollIntervalMs,
     installationId: options.installationId,
+    grants: options.grants,
   });
   const controller = create({
     kind: kind.resource,
@@ -124,7 +125,7 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
         ],
       },
       // A CredentialsGrant or a namespace's labels that change may allow or refuse resources.
-      ...grantWatches<ManagedObject<S>>(),
+      ...(options.grants === false ? [] : grantWatches<ManagedObject<S>>()),
       ...merged([...referenceWatches, ...(m.watches ?? [])]),
     ],
   });

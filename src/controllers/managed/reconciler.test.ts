@@ -175,7 +175,13 @@ interface Run {
 async function pass(
   k: ManagedKind<Spec, Status, Thing, Resize>,
   obj: ManagedObject<Status>,
-  options: { cleanup?: boolean; caches?: Record<string, Store<KubeObject>>; operatorKey?: boolean } = {},
+  options: {
+    cleanup?: boolean;
+    caches?: Record<string, Store<KubeObject>>;
+    /** The operator's own key, in its namespace (default ops). */
+    operatorKey?: boolean | string;
+    grants?: boolean;
+  } = {},
 ): Promise<Run> {
   const events: string[] = [];
   let current = obj;
@@ -208,9 +214,17 @@ async function pass(
   const access = new PlatformAccess({
     baseUrl: "http://127.0.0.1:9/api/v2",
     // The operator's own key, in its namespace: what a resource naming no credentials uses.
-    ...(options.operatorKey ? { defaultCredentials: { namespace: "ops", name: "key", key: "apiKey" } } : {}),
+    ...(options.operatorKey
+      ? {
+          defaultCredentials: {
+            namespace: typeof options.operatorKey === "string" ? options.operatorKey : "ops",
+            name: "key",
+            key: "apiKey",
+          },
+        }
+      : {}),
   });
-  const reconciler = new ManagedReconciler(k, { access });
+  const reconciler = new ManagedReconciler(k, { access, grants: options.grants });
   try {
     const action = options.cleanup
       ? await reconciler.cleanup(obj, ctx)
@@ -524,6 +538,20 @@ describe("the operator's default credentials", () => {
     const run = await pass(onOperatorKey(world), resource(), { operatorKey: true, caches });
     expect(world.sent).toEqual([]);
     expect(condition(run.status, "Ready")?.reason).toBe("NotGranted");
+  });
+
+  it("in the resource's own namespace need no grant (a namespaced install's key is the namespace's own)", async () => {
+    const world = new World();
+    await pass(onOperatorKey(world), resource(), { operatorKey: "ns" });
+    expect(world.sent).toEqual(["create"]);
+  });
+
+  it("serve only their own namespace where the installation may not read grants", async () => {
+    const world = new World();
+    const caches = { credentialsgrants: store([grant(["p"])]) };
+    const run = await pass(onOperatorKey(world), resource(), { operatorKey: true, caches, grants: false });
+    expect(world.sent).toEqual([]);
+    expect(condition(run.status, "Ready")?.message).toContain("set spec.credentials");
   });
 
   it("act where a grant names the namespace and the project", async () => {

@@ -39,6 +39,8 @@ export interface ManagedReconcilerOptions {
   pollIntervalMs?: number | undefined;
   /** This installation's id, in the owner marks (default 00000000, for tests). */
   installationId?: string | undefined;
+  /** CredentialsGrants are watched (false: a namespaced install that may not read them). */
+  grants?: boolean | undefined;
 }
 
 export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends Step> implements Reconciler<
@@ -149,8 +151,9 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
 
   /**
    * The operator's default credentials act only where a CredentialsGrant allows it: before
-   * anything is sent, a namespace without one is told what is missing and who can grant it. Its
-   * own key (spec.credentials) needs no grant: its account is its own business.
+   * anything is sent, a namespace without one is told what is missing and who can grant it. A key
+   * in a Secret of the resource's own namespace (spec.credentials, or the operator's own key in a
+   * namespaced install) needs no grant: its account is the namespace's own business.
    */
   private checkGrant(
     obj: ManagedObject<S>,
@@ -158,13 +161,19 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
     credentials: FoundCredentials,
     ctx: Context<ManagedObject<S>>,
   ): void {
-    if (!credentials.isDefault) return;
-    const denied = grantsOf((kind) => ctx.cache(kind)).check(
-      obj.metadata.namespace ?? "",
-      this.kind.access(spec),
-    );
-    if (denied)
+    const namespace = obj.metadata.namespace ?? "";
+    if (!credentials.isDefault || credentials.namespace === namespace) return;
+    if (this.options.grants === false) {
+      throw new Problem(
+        "NotGranted",
+        `this installation of the operator may not read CredentialsGrants (a namespaced install), so its own key serves only namespace ${credentials.namespace}: set spec.credentials to a Secret of this namespace`,
+        { retry: { after: Delay.userAction }, stalled: true },
+      );
+    }
+    const denied = grantsOf((kind) => ctx.cache(kind)).check(namespace, this.kind.access(spec));
+    if (denied) {
       throw new Problem(denied.reason, denied.message, { retry: { after: Delay.secret }, stalled: true });
+    }
   }
 
   private pass(
