@@ -1,10 +1,11 @@
 // Branch resources under kill -9: each create is interrupted at a random moment
 // (before the platform call, while it runs, before its status write), the
 // operator restarted, and in the end every Branch must own exactly one branch on
-// the platform (found again by its name, k8s-<uid>, never created twice), and
+// the platform (found again by its name, its owner mark, never created twice), and
 // none may remain once the resources are deleted.
 import { branchResourceKind } from "../../src/controllers/branch/index.ts";
-import { creationName } from "../../src/controllers/branch/plan.ts";
+import { ownerMark } from "../../src/controllers/managed/installation.ts";
+import { chaosInstallationId } from "./operators.ts";
 import type { KubeClient, KubeObject } from "../../src/runtime/index.ts";
 import type { InvariantResult } from "./invariants.ts";
 import type { ChaosPlatform } from "./platform.ts";
@@ -16,7 +17,7 @@ interface BranchObject extends KubeObject {
 }
 
 export class BranchFlows {
-  /** Branch resources made so far, by name, with their uid. */
+  /** Branch resources made so far, by name, with the name their branch gets (their owner mark). */
   readonly made = new Map<string, string>();
   private serial = 0;
   private readonly kube: KubeClient;
@@ -34,7 +35,7 @@ export class BranchFlows {
   /** A Branch resource from the project's default branch; returns at once. */
   async create(): Promise<void> {
     const name = `branch-${++this.serial}`;
-    const created = await persist(`create ${name}`, () =>
+    await persist(`create ${name}`, () =>
       this.kube.create<BranchObject>(branchResourceKind, {
         apiVersion: "neoncloud.dev/v1alpha1",
         kind: "Branch",
@@ -42,7 +43,7 @@ export class BranchFlows {
         spec: { projectId: this.random.pick(this.projects) },
       } as BranchObject),
     );
-    this.made.set(name, created.metadata.uid ?? "");
+    this.made.set(name, ownerMark(chaosInstallationId, "Branch", this.namespace, name));
   }
 
   /** Why each Branch is not yet Ready with its branch id; empty when all are. */
@@ -72,10 +73,10 @@ export class BranchFlows {
     const branches = await platform.platformBranches();
     const problems = [...lag];
     let exactlyOne = 0;
-    for (const [name, uid] of this.made) {
-      const found = branches.filter((b) => b.name === creationName(uid));
+    for (const [name, mark] of this.made) {
+      const found = branches.filter((b) => b.name === mark);
       if (found.length === 1) exactlyOne++;
-      else problems.push(`${name}: ${found.length} platform branches named ${creationName(uid)}`);
+      else problems.push(`${name}: ${found.length} platform branches named ${mark}`);
     }
     return {
       name: "kill -9 mid branch-create: each Branch owns exactly one platform branch",
@@ -100,7 +101,7 @@ export class BranchFlows {
       left = [
         ...list.items.map((o) => `${o.metadata.name ?? ""}: resource still there`),
         ...[...this.made]
-          .filter(([, uid]) => names.has(creationName(uid)))
+          .filter(([, mark]) => names.has(mark))
           .map(([n]) => `${n}: platform branch still there`),
       ];
       if (left.length === 0 || Date.now() > deadline) break;

@@ -77,11 +77,19 @@ function gap(random: Random): Promise<unknown> {
   return sleep(random.int(300, 1500));
 }
 
+/** The label the chaos run's CredentialsGrant selects its campaigns' namespaces by. */
+export const chaosGrantLabel = "neoncloud.dev/chaos";
+
 async function ensureNamespace(kube: KubeClient, name: string): Promise<void> {
   const kind = { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false };
   await persist(`namespace ${name}`, async () => {
     if (!(await kube.get(kind, undefined, name))) {
-      await kube.create(kind, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+      // Labelled for the chaos run's CredentialsGrant (main.ts): its workloads use the operator's key.
+      await kube.create(kind, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name, labels: { [chaosGrantLabel]: "granted" } },
+      });
     }
   });
 }

@@ -1,6 +1,8 @@
 // What must hold once the faults stop: every resource at its spec, nothing on
 // the platform without its resource, every key held or revoked, every Secret's
 // key working, and no key value in any operator log. Each check reports counts.
+import { ownerMark, parseOwnerMark } from "../../src/controllers/managed/installation.ts";
+import { chaosInstallationId } from "./operators.ts";
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/apikey/index.ts";
@@ -9,6 +11,11 @@ import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
 import type { KubeClient } from "../../src/runtime/index.ts";
 import type { ChaosPlatform, PlatformEndpoint } from "./platform.ts";
 import { persist, type EndpointObject, type Workload } from "./workload.ts";
+
+/** The name the chaos installation gives the endpoint of ComputeEndpoint `namespace/name`. */
+export function endpointMark(namespace: string, name: string): string {
+  return ownerMark(chaosInstallationId, "ComputeEndpoint", namespace, name);
+}
 
 export interface InvariantResult {
   name: string;
@@ -155,7 +162,10 @@ export async function checkEndpoints(
 ): Promise<InvariantResult[]> {
   const endpoints = await platform.endpoints();
   const objects = (await persist("list", () => kube.list<EndpointObject>(computeEndpointResourceKind))).items;
-  const liveUids = new Set(objects.map((o) => o.metadata.uid ?? ""));
+  // An operator endpoint is named with its resource's owner mark (namespace and name, not UID).
+  const liveMarks = new Set(
+    objects.map((o) => endpointMark(o.metadata.namespace ?? "", o.metadata.name ?? "")),
+  );
   // An endpoint a live resource holds by id (adopted, or taken back after a restore with new UIDs).
   const held = new Set(objects.map((o) => o.status?.endpointId).filter((id) => id !== undefined));
   const orphaned = new Set(workloads.flatMap((w) => [...w.orphaned]));
@@ -165,14 +175,13 @@ export async function checkEndpoints(
   let onPurpose = 0;
   const strays: string[] = [];
   for (const e of endpoints) {
-    if (!e.name?.startsWith("k8s-")) {
+    if (!e.name || !parseOwnerMark(e.name)) {
       seeded++;
       continue;
     }
     byName.set(e.name, [...(byName.get(e.name) ?? []), e]);
-    const uid = e.name.slice("k8s-".length);
-    if (liveUids.has(uid) || held.has(e.id)) owned++;
-    else if (orphaned.has(uid)) onPurpose++;
+    if (liveMarks.has(e.name) || held.has(e.id)) owned++;
+    else if (orphaned.has(e.name)) onPurpose++;
     else strays.push(`${e.id} (${e.name}, ${e.project_id}/${e.branch_id}) has no resource`);
   }
   if (seeded !== platform.projects.length) {

@@ -8,9 +8,12 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import * as prettier from "prettier";
+import { credentialsGrant } from "../../src/api/grant.ts";
 import { credentialsSecretLabels, secretKind } from "../../src/controllers/credentials.ts";
+import { credentialsGrantResource } from "../../src/controllers/managed/grants.ts";
 import {
   baseline,
+  chaosGrantLabel,
   cutOff,
   kills,
   kubernetesFaults,
@@ -163,6 +166,14 @@ async function main(argv: string[]): Promise<number> {
       metadata: { name: "neon-api-key", namespace: operatorNamespace, labels: credentialsSecretLabels },
       stringData: { apiKey: platform.emulator.bootstrapKey },
     } as never);
+    // The cluster administrator grants the campaigns' namespaces the operator's key (by a label),
+    // as a platform team grants its teams' namespaces.
+    const grant = credentialsGrant("chaos", {
+      namespaceSelector: { matchLabels: { [chaosGrantLabel]: "granted" } },
+      projects: ["*"],
+      mintApiKeys: true,
+    });
+    await persist("grant", () => kube.apply(credentialsGrantResource, grant, "chaos"));
 
     const operators = new Operators({
       kubeconfig: cluster.operatorKubeconfig,

@@ -10,6 +10,9 @@ import { createInterface } from "node:readline";
 const repoRoot = resolve(import.meta.dirname, "..", "..");
 const cli = join(repoRoot, "src", "cli.ts");
 
+/** The chaos runs' installation id (managed/installation.ts), given to every replica. */
+export const chaosInstallationId = "c4a0c4a0";
+
 export interface OperatorSettings {
   kubeconfig: string;
   platformUrl: string;
@@ -70,6 +73,9 @@ export class Operators {
       "--metrics-address=127.0.0.1:0",
       "--log-level=debug",
       "--shutdown-deadline=2s",
+      // One installation across every replica and restart, so the owner marks of what it creates
+      // are known to the invariants (they compute them as the operator does).
+      `--installation-id=${chaosInstallationId}`,
     ];
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,

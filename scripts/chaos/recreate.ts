@@ -1,9 +1,9 @@
 // A restore from a backup that recreates the objects (new UIDs) while the platform resources
 // still exist: what Velero does into a rebuilt cluster. The backup holds each resource's
 // metadata (name, labels, annotations) and spec, and the key Secrets; the restore strips status,
-// finalizers and owner references (Velero's defaults). ComputeEndpoints are restored as
-// docs/operations.md says (the backed-up endpoint id in spec.endpointId). The operator must find
-// what it made from what the backup kept: no second endpoint, no key left live in nobody's hands.
+// finalizers and owner references (Velero's defaults); nothing is added to the manifests. The
+// operator must find what it made from what the backup kept (a ComputeEndpoint its endpoint by its
+// owner mark): no second endpoint, no key left live in nobody's hands.
 import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/apikey/index.ts";
 import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint/index.ts";
 import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
@@ -27,20 +27,6 @@ function backedUp(obj: Saved["obj"]): Saved["obj"] {
     ...("data" in obj ? { data: (obj as Secret).data } : {}),
     ...("type" in obj ? { type: (obj as Secret).type } : {}),
   };
-}
-
-/**
- * The restore procedure docs/operations.md gives for ComputeEndpoints: the id the backup's status
- * recorded goes into `spec.endpointId`, so the recreated resource adopts its endpoint (a new UID
- * no longer matches the name `k8s-<uid>` it was created under). One backed up before its endpoint
- * was recorded has none to adopt.
- */
-function adoptingSpec(restored: Saved["obj"], original: Saved): Saved["obj"] {
-  const endpointId = (original.obj as { status?: { endpointId?: string } }).status?.endpointId;
-  if (original.kind !== computeEndpointResourceKind || !endpointId) return restored;
-  // An adopted endpoint is kept with its resource unless the spec says Delete, as the original
-  // (which created it) did by default.
-  return { ...restored, spec: { deletionPolicy: "Delete", ...(restored.spec as object), endpointId } };
 }
 
 async function removeFinalizers(kube: KubeClient, kind: ResourceKind, namespace: string, name: string) {
@@ -86,7 +72,9 @@ async function recreateAll(kube: KubeClient, w: Workload): Promise<number> {
     const secret = await persist("get", () => kube.get<Secret>(secretKind, ns, secretName));
     if (secret) saved.push({ kind: secretKind, obj: secret });
   }
-  const backup = saved.map((s) => ({ kind: s.kind, obj: adoptingSpec(backedUp(s.obj), s) }));
+  // Restored as backed up: a ComputeEndpoint finds its endpoint by its owner mark (its namespace
+  // and name), which the new UID does not change.
+  const backup = saved.map((s) => ({ kind: s.kind, obj: backedUp(s.obj) }));
   // The disaster: the objects go without their finalizers running (the Secrets with them).
   for (const { kind, obj } of saved) {
     const name = obj.metadata.name ?? "";
@@ -101,9 +89,6 @@ async function recreateAll(kube: KubeClient, w: Workload): Promise<number> {
       const name = created.metadata.name ?? "";
       const uid = created.metadata.uid ?? "";
       const endpoint = kind === computeEndpointResourceKind ? w.endpoints.get(name) : undefined;
-      const adopted = (entry.obj.spec as { endpointId?: string } | undefined)?.endpointId;
-      // Its endpoint keeps the name of the first UID: an Orphan deletion leaves it on purpose.
-      if (endpoint && adopted && endpoint.spec.deletionPolicy === "Orphan") w.orphaned.add(endpoint.uid);
       if (endpoint) endpoint.uid = uid;
       const key = kind === apiKeyResourceKind ? w.keys.get(name) : undefined;
       if (key) key.uid = uid;

@@ -3,6 +3,7 @@
 // 3 s grace) and deleted (revoked). Each call makes one change through the API
 // server and returns at once, so the operator always has work in progress when
 // a fault or a kill strikes.
+import { endpointMark } from "./invariants.ts";
 import type { ApiKeyObject } from "../../src/controllers/apikey/index.ts";
 import { apiKeyResourceKind } from "../../src/controllers/apikey/index.ts";
 import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint/index.ts";
@@ -127,7 +128,7 @@ export class Workload {
   readonly keys = new Map<string, { uid: string; rotates: boolean }>();
   /** Resources deleted by the driver (they must disappear). */
   readonly deleted: { kind: "ComputeEndpoint" | "ApiKey"; name: string }[] = [];
-  /** Uids of endpoints deleted with deletionPolicy Orphan: their platform endpoints stay on purpose. */
+  /** Owner marks (names) of endpoints deleted with deletionPolicy Orphan: they stay on purpose. */
   readonly orphaned = new Set<string>();
   readonly flows = new Map<FlowKind, number>();
   private serial = 0;
@@ -254,7 +255,7 @@ export class Workload {
     const name = this.pickName(this.endpoints);
     const entry = this.endpoints.get(name)!;
     this.endpoints.delete(name);
-    if (entry.spec.deletionPolicy === "Orphan") this.orphaned.add(entry.uid);
+    if (entry.spec.deletionPolicy === "Orphan") this.orphaned.add(endpointMark(this.namespace, name));
     this.deleted.push({ kind: "ComputeEndpoint", name });
     await persist(`delete ${name}`, () =>
       this.kube.delete(computeEndpointResourceKind, this.namespace, name),

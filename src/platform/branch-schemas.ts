@@ -50,6 +50,8 @@ export const branchWire = z
     expiresAt: b.expires_at,
     lastResetAt: b.last_reset_at,
     initSource: b.init_source,
+    /** The branch's annotations, where the answer carries them (the list does, keyed by branch). */
+    annotations: undefined as Record<string, string> | undefined,
   }));
 
 export type Branch = z.output<typeof branchWire>;
@@ -69,6 +71,8 @@ export const branchResponseWire = z.object({ branch: branchWire });
 /** One page of `GET /projects/{project_id}/branches`; `pagination.next` names the next page. */
 export const branchesResponseWire = z.object({
   branches: z.array(branchWire),
+  /** The listed branches' annotations, by branch id (`AnnotationsMapResponse`). */
+  annotations: z.record(z.string(), z.object({ value: z.record(z.string(), z.string()) })).optional(),
   pagination: z.object({ next: z.string().optional() }).optional(),
 });
 
@@ -80,6 +84,8 @@ export interface BranchCreateSpec {
   protected?: boolean;
   /** RFC 3339; must be in the future. */
   expiresAt?: string;
+  /** Annotations, set only at creation (the body's `annotation_value`): the operator's owner mark. */
+  annotations?: Record<string, string>;
 }
 
 /** What may change on a branch (`BranchUpdateRequest.branch`); `expiresAt: null` removes the expiry. */
@@ -90,7 +96,10 @@ export interface BranchPatch {
 }
 
 /** The platform's `{"branch": {...}}` body, leaving out attributes not given. */
-export function branchBody(spec: BranchCreateSpec | BranchPatch): { branch: Record<string, unknown> } {
+export function branchBody(spec: BranchCreateSpec | BranchPatch): {
+  branch: Record<string, unknown>;
+  annotation_value?: Record<string, string>;
+} {
   const wire: Record<string, unknown> = {
     parent_id: "parentId" in spec ? spec.parentId : undefined,
     name: spec.name,
@@ -98,5 +107,6 @@ export function branchBody(spec: BranchCreateSpec | BranchPatch): { branch: Reco
     expires_at: spec.expiresAt,
   };
   for (const key of Object.keys(wire)) if (wire[key] === undefined) delete wire[key];
-  return { branch: wire };
+  const annotations = "annotations" in spec ? spec.annotations : undefined;
+  return annotations ? { branch: wire, annotation_value: annotations } : { branch: wire };
 }

@@ -349,7 +349,9 @@ export class PlatformClient implements OperationsSource {
         { project_id: projectId },
         { query, signal: options.signal },
       );
-      for (const branch of page.branches) branches.set(branch.id, branch);
+      for (const branch of page.branches) {
+        branches.set(branch.id, { ...branch, annotations: page.annotations?.[branch.id]?.value });
+      }
       const next = page.pagination?.next;
       if (next === undefined || next === cursor || page.branches.length === 0) return [...branches.values()];
       cursor = next;

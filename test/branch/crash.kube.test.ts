@@ -5,7 +5,7 @@
 // holds exactly one branch of it (found again by the name derived from the resource's UID).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BranchObject } from "../../src/controllers/branch/index.ts";
-import { creationName } from "../../src/controllers/branch/plan.ts";
+import { ownerMarkIn } from "../support/marks.ts";
 import { KubeClient } from "../../src/runtime/index.ts";
 import type { ProxyRule } from "../support/api-proxy.ts";
 import { startCrashRig, type CrashRig, type RigScenario } from "../support/crash-rig.ts";
@@ -43,10 +43,9 @@ async function apply(ns: string): Promise<void> {
   });
 }
 
-/** The platform's branches of the resource (by the name derived from its UID). */
+/** The platform's branches of the resource (by its name: the resource's owner mark). */
 async function branchesOf(ns: string): Promise<string[]> {
-  const obj = await kube.get<BranchObject>(branches, ns, "preview");
-  const name = creationName(obj?.metadata.uid ?? "");
+  const name = await ownerMarkIn("Branch", ns, "preview");
   const list = await platform.client().listBranches(project);
   return list.filter((b) => b.name === name).map((b) => b.id);
 }

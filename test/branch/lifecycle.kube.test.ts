@@ -9,6 +9,7 @@ import { computeEndpointController } from "../../src/controllers/computeendpoint
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
 import { kubectl } from "../support/kube.ts";
+import { ownerMarkIn } from "../support/marks.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import * as scenario from "./scenario.ts";
 import { branch, branches, condition, endpoints, served } from "./scenario.ts";
@@ -78,8 +79,8 @@ describe("Branch", () => {
     const base = await ready<BranchObject>(branches, "base");
     const child = await ready<BranchObject>(branches, "child");
     expect(child.status?.parentId).toBe(base.status?.branchId);
-    // With no name in the spec, the branch is named after the resource's UID.
-    expect(child.status?.name).toBe(`k8s-${child.metadata.uid}`);
+    // With no name in the spec, the branch is named with the resource's owner mark.
+    expect(child.status?.name).toBe(await ownerMarkIn("Branch", h.namespace, "child"));
   });
 
   it("a ComputeEndpoint on a branchRef waits for its Branch, then becomes Ready on it", async () => {

@@ -16,7 +16,16 @@ import {
 import { Delay, Problem, invalidSpec, notFound } from "../managed/errors.ts";
 import { nextPoll, observeMaxAge } from "../managed/polling.ts";
 import type { Adapter, Answer, Pass, Verdict } from "../managed/types.ts";
-import { creationExpiry, desiredName, expiryProblem, plan, usable, vanished } from "./plan.ts";
+import {
+  creationExpiry,
+  creationName,
+  desiredName,
+  expiryProblem,
+  ownerAnnotation,
+  plan,
+  usable,
+  vanished,
+} from "./plan.ts";
 import {
   contentStatus,
   contentStep,
@@ -59,16 +68,35 @@ export class Branches implements Adapter<BranchSpec, S, ObservedBranch, BranchSt
   async find(pass: BrPass): Promise<ObservedBranch | undefined> {
     const { spec, status, client } = pass;
     const id = spec.branchId ?? status.branchId;
-    const name = desiredName(spec, pass.obj.metadata.uid ?? "");
+    const name = desiredName(spec, pass.mark);
+    // This resource's own: its owner mark in the branch's annotations, or (made before marks, or
+    // a snapshot that recorded a create answer without annotations) the name it gives.
+    const ours = (b: Branch) =>
+      b.annotations?.[ownerAnnotation] === pass.mark ||
+      b.name === pass.mark ||
+      b.name === creationName(pass.obj.metadata.uid ?? "");
     const match = (list: readonly Branch[]) =>
-      id ? list.find((b) => b.id === id) : list.find((b) => b.name === name);
+      id
+        ? list.find((b) => b.id === id)
+        : (list.find((b) => b.annotations?.[ownerAnnotation] === pass.mark) ??
+          list.find((b) => b.name === name));
     let branch = match(
       await client.branchSnapshot(spec.projectId, { maxAgeMs: observeMaxAge(pass.obj, this.resyncMs) }),
     );
-    if (branch ? !usable(branch) || expired(branch, pass.now()) : id !== undefined) {
+    const unsure = (b: Branch) => !usable(b) || expired(b, pass.now()) || (id === undefined && !ours(b));
+    if (branch ? unsure(branch) : id !== undefined) {
       branch = match(await client.branchSnapshot(spec.projectId, { maxAgeMs: 0 }));
     }
     if (!branch) return undefined;
+    // A branch of that name that this resource did not create is adopted only when the spec names it.
+    if (id === undefined && !ours(branch)) {
+      throw new Problem(
+        "BranchNameTaken",
+        `a branch named ${branch.name} already exists in project ${spec.projectId} and this resource did not create it: ` +
+          `to manage it, set spec.branchId: ${branch.id}; or choose another spec.name`,
+        { retry: { after: Delay.conflict }, stalled: true },
+      );
+    }
     if (!usable(branch) || pass.deleting || !contentUnknown(spec, status, pass.obj.metadata.generation)) {
       return { branch };
     }
@@ -81,6 +109,10 @@ export class Branches implements Adapter<BranchSpec, S, ObservedBranch, BranchSt
 
   id(observed: ObservedBranch): string {
     return observed.branch.id;
+  }
+
+  markOf(observed: ObservedBranch): string | undefined {
+    return observed.branch.annotations?.[ownerAnnotation];
   }
 
   /**
@@ -109,7 +141,7 @@ export class Branches implements Adapter<BranchSpec, S, ObservedBranch, BranchSt
       }
       return next;
     }
-    const patch = plan(spec, branch, obj.metadata.uid ?? "", pass.now());
+    const patch = plan(spec, branch, pass.mark, pass.now());
     if (patch) return updateStep(patch, branch.id);
     if (!content) return undefined;
     const next = contentStep(spec, content, branch.id);
@@ -122,7 +154,7 @@ export class Branches implements Adapter<BranchSpec, S, ObservedBranch, BranchSt
     const problem = expiryProblem(spec.expiresAt, pass.now());
     if (problem) throw invalidSpec(problem);
     const parentId = await this.parentId(pass);
-    const name = desiredName(spec, obj.metadata.uid ?? "");
+    const name = desiredName(spec, pass.mark);
     const expiresAt = creationExpiry(spec, pass.now());
     const result = await pass.client.createBranch(
       spec.projectId,
@@ -131,6 +163,9 @@ export class Branches implements Adapter<BranchSpec, S, ObservedBranch, BranchSt
         ...(name === undefined ? {} : { name }),
         ...(spec.protected === undefined ? {} : { protected: spec.protected }),
         ...(expiresAt === undefined ? {} : { expiresAt }),
+        // The owner mark: which resource's branch it is, after a lost answer, a lost status or a
+        // restore, and for another installation on the account.
+        annotations: { [ownerAnnotation]: pass.mark },
       },
       pass.mutation(),
     );

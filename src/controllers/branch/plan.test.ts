@@ -27,6 +27,7 @@ function branch(fields: Partial<Branch> = {}): Branch {
     expiresAt: undefined,
     lastResetAt: undefined,
     initSource: "parent-data",
+    annotations: undefined,
     ...fields,
   };
 }

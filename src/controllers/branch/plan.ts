@@ -5,18 +5,21 @@ import type { BranchSpec, BranchStatus } from "../../api/branch.ts";
 import type { Branch, BranchPatch } from "../../platform/index.ts";
 import { parseDuration } from "../../runtime/index.ts";
 
-/**
- * The branch's name on the platform when the spec names none: derived from the resource's UID,
- * known before the create request is sent, so a branch whose create answer was lost is found
- * again by name instead of being created twice.
- */
+/** The branch annotation that holds the owner mark of the resource that created it. */
+export const ownerAnnotation = "neoncloud.dev/owner";
+
+/** The name an earlier version gave the branches it created when the spec named none. */
 export function creationName(uid: string): string {
   return `k8s-${uid}`;
 }
 
-/** The name the branch should have; undefined for an adopted branch the spec does not rename. */
-export function desiredName(spec: BranchSpec, uid: string): string | undefined {
-  return spec.name ?? (spec.branchId ? undefined : creationName(uid));
+/**
+ * The name the branch should have: the spec's, else the resource's owner mark (known before the
+ * create is sent, so a branch whose answer was lost is found again); undefined for an adopted
+ * branch the spec does not rename.
+ */
+export function desiredName(spec: BranchSpec, mark: string): string | undefined {
+  return spec.name ?? (spec.branchId ? undefined : mark);
 }
 
 /** RFC 3339 in whole seconds, as the platform writes timestamps. */
@@ -50,9 +53,9 @@ export function expiryProblem(expiresAt: string | undefined, now: Date): string 
  * states is managed: no `protected` leaves protection as it is; no `expiresAt` or `ttl` leaves the
  * expiry as it is; a `ttl` sets an expiry only on a branch that has none (an adopted one).
  */
-export function plan(spec: BranchSpec, branch: Branch, uid: string, now: Date): BranchPatch | undefined {
+export function plan(spec: BranchSpec, branch: Branch, mark: string, now: Date): BranchPatch | undefined {
   const patch: BranchPatch = {};
-  const name = desiredName(spec, uid);
+  const name = desiredName(spec, mark);
   if (name !== undefined && branch.name !== name) patch.name = name;
   if (spec.protected !== undefined && branch.protected !== spec.protected) patch.protected = spec.protected;
   if (spec.expiresAt !== undefined) {
