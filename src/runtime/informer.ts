@@ -342,7 +342,8 @@ export class Informer<T extends KubeObject = KubeObject> implements Store<T> {
       });
       // List items carry no apiVersion/kind; fill them in so cached objects are complete. Each page
       // is trimmed as it arrives, so a relist never holds every whole object at once.
-      for (const item of page.items) {
+      // A metadata-only list of nothing answers `items: null` (the API server's nil slice).
+      for (const item of page.items ?? []) {
         items.push(this.trim({ apiVersion: apiVersionOf(this.kind), kind: this.kind.kind, ...item }));
       }
       continueToken = page.metadata.continue || undefined;

@@ -55,6 +55,20 @@ afterAll(async () => {
 });
 
 describe("a metadata-only informer of Secrets", () => {
+  it("syncs a namespace with no Secret (the API server answers items: null)", async () => {
+    const empty = await createNamespace("metadata-empty");
+    try {
+      const admin = new KubeClient(adminKubeConfig());
+      const informer = new Informer<Secret>(admin, secrets, { namespaces: [empty], metadataOnly: true });
+      informers.push(informer);
+      informer.start();
+      await eventually(() => (informer.synced ? true : undefined), { what: "the informer synced" });
+      expect(informer.list()).toEqual([]);
+    } finally {
+      await kubectl(["delete", "namespace", empty, "--wait=false"]).catch(() => undefined);
+    }
+  });
+
   it("is answered metadata only, on list and watch, and still sees adds, changes and deletes", async () => {
     const listed = marker();
     const watched = marker();
