@@ -116,7 +116,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (process.env.TEAMS_DEBUG) console.log(logs.text().split("\n").slice(0, 60).join("\n"));
   await operator?.stop();
   await platform?.close();
   await emulator?.close();

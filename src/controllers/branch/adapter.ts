@@ -88,8 +88,10 @@ export class Branches implements Adapter<BranchSpec, S, ObservedBranch, BranchSt
       branch = match(await client.branchSnapshot(spec.projectId, { maxAgeMs: 0 }));
     }
     if (!branch) return undefined;
-    // A branch of that name that this resource did not create is adopted only when the spec names it.
+    // A branch of that name that this resource did not create is adopted only when the spec names
+    // it; a resource being deleted leaves it alone.
     if (id === undefined && !ours(branch)) {
+      if (pass.deleting) return undefined;
       throw new Problem(
         "BranchNameTaken",
         `a branch named ${branch.name} already exists in project ${spec.projectId} and this resource did not create it: ` +

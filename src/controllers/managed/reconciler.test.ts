@@ -554,6 +554,26 @@ describe("the operator's default credentials", () => {
     expect(condition(run.status, "Ready")?.message).toContain("set spec.credentials");
   });
 
+  it("when never granted, a resource goes at once on deletion: it made nothing", async () => {
+    const world = new World();
+    world.thing = { id: "t-1", size: 1 };
+    const run = await pass(onOperatorKey(world), resource(), { operatorKey: true, cleanup: true });
+    expect(run.action?.requeueAfterMs).toBeUndefined();
+    expect(run.error).toBeUndefined();
+    expect(world.sent).toEqual([]);
+  });
+
+  it("a resource holding an object waits for a grant before its deletion sends anything", async () => {
+    const world = new World();
+    world.thing = { id: "t-1", size: 1 };
+    const run = await pass(onOperatorKey(world), resource({}, { thingId: "t-1" }), {
+      operatorKey: true,
+      cleanup: true,
+    });
+    expect(condition(run.status, "Ready")?.reason).toBe("NotGranted");
+    expect(world.sent).toEqual([]);
+  });
+
   it("act where a grant names the namespace and the project", async () => {
     const world = new World();
     const caches = { credentialsgrants: store([grant(["p"])]) };

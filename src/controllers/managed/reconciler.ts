@@ -87,7 +87,15 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
       // Never created (a reference never resolved): nothing on the platform to remove.
       if (refs.state === "waiting" && !refs.createOnly) return Action.done();
       const credentials = await this.credentials(cached, refs.spec, ctx, found);
-      this.checkGrant(cached, refs.spec, credentials, ctx);
+      try {
+        this.checkGrant(cached, refs.spec, credentials, ctx);
+      } catch (err) {
+        // Never granted, it never made anything: nothing to remove. One that holds an object waits
+        // for a grant (or deletionPolicy Orphan) rather than leave it behind unseen.
+        const status = (cached.status ?? {}) as S;
+        if (this.kind.recorded(status) === undefined && !status.operations?.length) return Action.done();
+        throw err;
+      }
       return await this.lifecycle.cleanup(this.pass(w, refs.spec, credentials, ctx, true));
     } catch (err) {
       return this.fail(w, ctx, err, found.credentials);
