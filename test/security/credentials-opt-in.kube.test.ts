@@ -90,6 +90,8 @@ beforeAll(async () => {
   const config = loadConfig([
     `--platform-base-url=${platform.url}`,
     `--namespaces=${ns}`,
+    // A namespaced install: the operator's own namespace (its identity ConfigMap) is the team's.
+    `--leader-election-namespace=${ns}`,
     "--no-leader-election",
     "--metrics-address=127.0.0.1:0",
   ]);
