@@ -46,6 +46,20 @@ describe("work queue", () => {
     expect(queue.depth).toBe(0);
   });
 
+  it("a key due in weeks waits on a timer Node takes as given (no spin), and comes due on time", async () => {
+    const queue = new WorkQueue();
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    const thirtyDays = 30 * 86_400_000;
+    queue.addAfter("branch", thirtyDays);
+    // Node fires a longer timer after 1 ms: every timer the queue sets must be within its range.
+    for (const call of timers.mock.calls) expect(call[1]).toBeLessThanOrEqual(2_147_483_647);
+    await vi.advanceTimersByTimeAsync(thirtyDays - 1);
+    expect(queue.depth).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(queue.depth).toBe(1);
+    timers.mockRestore();
+  });
+
   it("an immediate request overrides a pending delayed one", () => {
     const queue = new WorkQueue();
     queue.addAfter("a", 60_000);

@@ -15,6 +15,9 @@
  * push it minutes later (their first reconciles are what fills those turns in the first place).
  */
 export const duePriority = 10;
+
+/** The longest delay Node's timers take as given (2^31 - 1 ms, about 24.8 days). */
+const maxTimerMs = 2_147_483_647;
 /** Priority of watch events and retries: the default. */
 export const normalPriority = 0;
 /** Priority of the initial list and of resyncs: everything else goes first. */
@@ -203,7 +206,9 @@ export class WorkQueue<K = string> {
     this.timer = undefined;
     this.timerDue = next;
     if (next === Infinity) return;
-    this.timer = setTimeout(() => this.promoteDue(), Math.max(0, next - this.now()));
+    // Node fires a timer longer than 2^31 - 1 ms after 1 ms: a key due in weeks (a branch's
+    // expiry) would spin. Past that the timer wakes early, finds nothing due, and is set again.
+    this.timer = setTimeout(() => this.promoteDue(), Math.min(maxTimerMs, Math.max(0, next - this.now())));
   }
 
   private promoteDue(): void {

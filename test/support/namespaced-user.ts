@@ -46,9 +46,11 @@ export interface NamespacedUser {
  */
 export async function namespacedUser(
   prefix: string,
-  options: { namespace?: string; clusterRole?: string } = {},
+  options: { namespace?: string; clusterRole?: string; granted?: boolean } = {},
 ): Promise<NamespacedUser> {
-  const namespace = options.namespace ?? (await createNamespace(prefix));
+  // A team's namespace is not granted the operator's key unless the test says so.
+  const namespace =
+    options.namespace ?? (await createNamespace(prefix, { granted: options.granted ?? false }));
   const user = `${prefix}-dev-${randomBytes(3).toString("hex")}`;
   const roleRef = options.clusterRole
     ? { kind: "ClusterRole", name: options.clusterRole }
