@@ -63,7 +63,10 @@ export async function installationId(
   const id = (options.random ?? (() => randomBytes(4).toString("hex")))();
   try {
     await client.create<ConfigMap>(configMapKind, identityConfigMap(namespace, id));
-    log.info({ installationId: id, configMap: `${namespace}/${identityConfigMapName}` }, "installation id created");
+    log.info(
+      { installationId: id, configMap: `${namespace}/${identityConfigMapName}` },
+      "installation id created",
+    );
     return id;
   } catch (err) {
     if (!isConflict(err)) throw err;
