@@ -19,7 +19,15 @@ async function operatorNamespace(): Promise<{ namespace: string; client: KubeCli
   const namespace = await createNamespace("identity");
   namespaces.push(namespace);
   await kubectl(["create", "serviceaccount", "operator", "-n", namespace]);
-  await kubectl(["create", "role", "identity", "-n", namespace, "--verb=get,create", "--resource=configmaps"]);
+  await kubectl([
+    "create",
+    "role",
+    "identity",
+    "-n",
+    namespace,
+    "--verb=get,create",
+    "--resource=configmaps",
+  ]);
   await kubectl([
     "create",
     "rolebinding",
@@ -46,7 +54,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const ns of namespaces) await kubectl(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+  for (const ns of namespaces)
+    await kubectl(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
 });
 
 describe("the installation id", () => {
