@@ -4,6 +4,12 @@
 // a restore of the cluster's objects; the installation id, so two installations on one account
 // tell their objects apart. The id is kept in a ConfigMap of the operator's namespace, made at
 // the first start (any replica; a race ends with everyone reading the winner's).
+//
+// Wiring: src/operator.ts reads `installationId(client, operatorNamespace, { override:
+// config.installationId, log })` once before the manager starts and hands the id to the kinds,
+// whose adapters name what they create `ownerMark(id, kind, namespace, name)` and read marks found
+// on the platform with `parseOwnerMark`. RBAC: get and create of ConfigMaps in the operator's
+// namespace.
 import { createHash, randomBytes } from "node:crypto";
 import {
   isConflict,
