@@ -123,20 +123,20 @@ const validationsKey = "x-kubernetes-validations";
  * outermost rules: a duration's minimum would vanish behind its immutability. Rules add up
  * instead, innermost first: what the wrapped value must be, then what the wrappers add.
  */
-function celRules(schema: z.ZodType): CelRule[] {
+function celRules(schema: z.core.$ZodType): CelRule[] {
   const rules: CelRule[] = [];
   const add = (list: CelRule[]) => {
     for (const r of list) if (!rules.some((x) => x.rule === r.rule && x.message === r.message)) rules.push(r);
   };
-  const inner = (schema._zod.def as { innerType?: z.ZodType }).innerType;
+  const inner = (schema._zod.def as { innerType?: z.core.$ZodType }).innerType;
   if (inner) add(celRules(inner));
   // The `.meta()`/`.describe()` clones, oldest first; a clone inherits its parent's metadata, so
   // only a level whose rules differ from its parent's declared them.
-  const chain: z.ZodType[] = [];
-  for (let s: z.ZodType | undefined = schema; s; s = s._zod.parent as z.ZodType | undefined) chain.unshift(s);
+  const chain: z.core.$ZodType[] = [];
+  for (let s: z.core.$ZodType | undefined = schema; s; s = s._zod.parent) chain.unshift(s);
   for (const level of chain) {
     const own = z.globalRegistry.get(level)?.[validationsKey] as CelRule[] | undefined;
-    const parent = level._zod.parent as z.ZodType | undefined;
+    const parent = level._zod.parent;
     const inherited = parent && z.globalRegistry.get(parent)?.[validationsKey];
     if (own && own !== inherited) add(own);
   }
@@ -149,7 +149,7 @@ export function openApiSchema(schema: z.ZodType): JsonSchema {
       target: "openapi-3.0",
       io: "input",
       override: ({ zodSchema, jsonSchema }) => {
-        const rules = celRules(zodSchema as z.ZodType);
+        const rules = celRules(zodSchema);
         if (rules.length > 0) jsonSchema[validationsKey] = rules;
       },
     }),

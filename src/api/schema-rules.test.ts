@@ -15,13 +15,13 @@ type JsonSchema = Record<string, unknown>;
 const validations = "x-kubernetes-validations";
 
 /** Each level of a zod field: its `.meta()`/`.describe()` clones and what it wraps (optional, default, ...). */
-function levels(schema: z.ZodType): z.ZodType[] {
-  const out: z.ZodType[] = [];
-  const visit = (s: z.ZodType | undefined): void => {
-    for (let level = s; level; level = level._zod.parent as z.ZodType | undefined) {
+function levels(schema: z.core.$ZodType): z.core.$ZodType[] {
+  const out: z.core.$ZodType[] = [];
+  const visit = (s: z.core.$ZodType | undefined): void => {
+    for (let level = s; level; level = level._zod.parent) {
       if (out.includes(level)) return;
       out.push(level);
-      visit((level._zod.def as { innerType?: z.ZodType }).innerType);
+      visit((level._zod.def as { innerType?: z.core.$ZodType }).innerType);
     }
   };
   visit(schema);
@@ -29,7 +29,7 @@ function levels(schema: z.ZodType): z.ZodType[] {
 }
 
 /** The CEL rules declared anywhere on a field, as zod's metadata registry holds them. */
-function declared(schema: z.ZodType): CelRule[] {
+function declared(schema: z.core.$ZodType): CelRule[] {
   const rules = levels(schema).flatMap(
     (level) => (z.globalRegistry.get(level)?.[validations] as CelRule[] | undefined) ?? [],
   );
@@ -37,10 +37,10 @@ function declared(schema: z.ZodType): CelRule[] {
 }
 
 /** The schema a field's value has, once wrappers (optional, default, ...) are taken off. */
-function core(schema: z.ZodType): z.ZodType {
+function core(schema: z.core.$ZodType): z.core.$ZodType {
   let s = schema;
   for (;;) {
-    const inner = (s._zod.def as { innerType?: z.ZodType }).innerType;
+    const inner = (s._zod.def as { innerType?: z.core.$ZodType }).innerType;
     if (!inner) return s;
     s = inner;
   }
@@ -52,7 +52,7 @@ interface Finding {
 }
 
 /** Walks a zod schema and the CRD's schema of it side by side; returns the rules the CRD lacks. */
-function missing(schema: z.ZodType, crd: JsonSchema | undefined, path: string): Finding[] {
+function missing(schema: z.core.$ZodType, crd: JsonSchema | undefined, path: string): Finding[] {
   if (crd === undefined) return [{ path, rule: "(the CRD has no schema here)" }];
   const present = (crd[validations] as CelRule[] | undefined) ?? [];
   // A union of strings becomes one string whose rules are guarded per alternative (kind.ts): the
@@ -64,10 +64,10 @@ function missing(schema: z.ZodType, crd: JsonSchema | undefined, path: string): 
   const value = core(schema);
   const def = value._zod.def as {
     type: string;
-    shape?: Record<string, z.ZodType>;
-    element?: z.ZodType;
-    valueType?: z.ZodType;
-    options?: z.ZodType[];
+    shape?: Record<string, z.core.$ZodType>;
+    element?: z.core.$ZodType;
+    valueType?: z.core.$ZodType;
+    options?: z.core.$ZodType[];
   };
   if (def.type === "object" && def.shape) {
     const properties = (crd.properties ?? {}) as Record<string, JsonSchema>;
@@ -90,7 +90,7 @@ async function committedSchema(kind: (typeof kinds)[number]): Promise<JsonSchema
   };
   const version = crd.spec.versions[0];
   if (!version) throw new Error(`${file} has no version`);
-  return version.schema.openAPIV3Schema.properties as JsonSchema;
+  return version.schema.openAPIV3Schema.properties;
 }
 
 describe("every CEL rule a field declares is in the CRD", () => {
@@ -105,9 +105,11 @@ describe("every CEL rule a field declares is in the CRD", () => {
   }
 
   it("finds the rules of every level of a field (the walk itself)", () => {
-    const ttl = core(z.object({ ttl: z.string().meta({ [validations]: [{ rule: "a", message: "A" }] }) }))
-      ._zod.def as { shape: Record<string, z.ZodType> };
-    const field = ttl.shape.ttl!.optional().meta({ [validations]: [{ rule: "b", message: "B" }] });
+    const field = z
+      .string()
+      .meta({ [validations]: [{ rule: "a", message: "A" }] })
+      .optional()
+      .meta({ [validations]: [{ rule: "b", message: "B" }] });
     expect(declared(field).map((r) => r.message)).toEqual(["B", "A"]);
     const crd = { [validations]: [{ rule: "b", message: "B" }] };
     expect(missing(field, crd, "spec.ttl")).toEqual([{ path: "spec.ttl", rule: "A" }]);
