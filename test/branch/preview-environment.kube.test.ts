@@ -180,25 +180,11 @@ describe("a preview environment for pull request 42", () => {
         { input: objects.map((o) => JSON.stringify(o)).join("\n") },
       );
     expect(await sync()).toContain("branch.neoncloud.dev/preview serverside-applied");
-    const before = await kubectl([
-      "get",
-      "branch",
-      "preview",
-      "-n",
-      "shop-pr-42",
-      "-o",
-      "jsonpath={.metadata.generation}",
-    ]);
+    const generation = () =>
+      kubectl(["get", "branch", "preview", "-n", "shop-pr-42", "-o", "jsonpath={.metadata.generation}"]);
+    const before = await generation();
     await sync();
-    const after = await kubectl([
-      "get",
-      "branch",
-      "preview",
-      "-n",
-      "shop-pr-42",
-      "-o",
-      "jsonpath={.metadata.generation}",
-    ]);
+    const after = await generation();
     expect(after).toBe(before);
   });
 });
