@@ -14,17 +14,13 @@ import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parse } from "yaml";
-import type { BranchObject } from "../../src/controllers/branch.ts";
-import { branchController } from "../../src/controllers/branch.ts";
-import { computeEndpointController } from "../../src/controllers/computeendpoint.ts";
-import type { Controller, KubeObject } from "../../src/runtime/index.ts";
-import { loadSeedFile } from "../../tools/emulator/index.ts";
+import { loadConfig } from "../../src/config.ts";
+import { startOperator, type RunningOperator } from "../../src/operator.ts";
+import { loadSeedFile, startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { installArgoCdCrds } from "../support/argocd-crds.ts";
-import { together } from "../support/controllers.ts";
-import { eventually, kubectl } from "../support/kube.ts";
-import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
+import { adminKubeConfig, createNamespace, eventually, kubectl } from "../support/kube.ts";
+import { LogCapture } from "../support/operator.ts";
 import { kustomize, repoRoot, toolsTimeoutMs, type Loose, type Manifest } from "../deploy/render.ts";
-import { readyReason } from "./scenario.ts";
 
 const exec = promisify(execFile);
 
@@ -223,15 +219,33 @@ if (watch >= 0) {
   await chmod(join(dir, "kubectl"), 0o755);
 }
 
-describe("the steps of docs/preview-environments.md, as written, with the operator and the emulator", () => {
-  let h: OperatorHarness;
-  let bin: string;
+/** The Branch as kubectl shows it. */
+interface BranchView {
+  metadata: { annotations?: Record<string, string> };
+  spec: Record<string, unknown>;
+  status?: {
+    branchId?: string;
+    name?: string;
+    roles?: string[];
+    expiresAt?: string;
+    restoredFromParentAt?: string;
+    observedGeneration?: number;
+    conditions?: { type: string; status: string; reason: string }[];
+  };
+}
 
-  /** Runs commands of the page in the repository, in the harness' namespace instead of the page's. */
+describe("the steps of docs/preview-environments.md, as written, with the operator and the emulator", () => {
+  let namespace: string;
+  let emulator: Emulator;
+  let operator: RunningOperator | undefined;
+  let bin: string;
+  const logs = new LogCapture();
+
+  /** Runs commands of the page in the repository, in this test's namespace instead of the page's. */
   async function runStep(step: number): Promise<string> {
     const script = (await stepCommands(step))
-      .replace(/shop-pr-(manual|42)/g, h.namespace)
-      // The harness made the namespace already (its operator watches that one).
+      .replace(/shop-pr-(manual|42)/g, namespace)
+      // The test made the namespace already (the operator watches that one).
       .replace(/^kubectl create namespace .*$/m, "");
     const { stdout } = await exec("sh", ["-ec", script], {
       cwd: repoRoot,
@@ -240,25 +254,53 @@ describe("the steps of docs/preview-environments.md, as written, with the operat
     return stdout;
   }
 
+  const preview = async (): Promise<BranchView> =>
+    JSON.parse(await kubectl(["get", "branch", "preview", "-n", namespace, "-o", "json"])) as BranchView;
+
+  /** The project's branches as the platform lists them (over HTTP, with the account's key). */
+  async function platformBranches(): Promise<{ id: string; expires_at?: string }[]> {
+    const answer = await fetch(`${emulator.url}/projects/demo-shop/branches`, {
+      headers: { authorization: `Bearer ${emulator.bootstrapKey}` },
+    });
+    return ((await answer.json()) as { branches: { id: string; expires_at?: string }[] }).branches;
+  }
+
   beforeAll(async () => {
-    h = await startOperatorHarness(
-      together(
-        (o) => branchController(o) as unknown as Controller<KubeObject>,
-        (o) => computeEndpointController(o) as unknown as Controller<KubeObject>,
-      ),
-      {
-        prefix: "preview",
-        emulator: { seed: await loadSeedFile(join(repoRoot, "tools", "emulator", "seeds", "demo.yaml")) },
-      },
-    );
-    await h.start();
+    emulator = await startEmulator({
+      rateLimits: false,
+      operationDurationMs: 150,
+      seed: await loadSeedFile(join(repoRoot, "tools", "emulator", "seeds", "demo.yaml")),
+    });
+    namespace = await createNamespace("preview");
+    await kubectl(["apply", "-n", namespace, "-f", "-"], {
+      input: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "neon-api-key", labels: { "neoncloud.dev/secret-type": "api-key" } },
+        stringData: { apiKey: emulator.bootstrapKey },
+      }),
+    });
+    const config = loadConfig([
+      `--platform-base-url=${emulator.url}`,
+      `--default-credentials-secret=${namespace}/neon-api-key`,
+      "--no-leader-election",
+      `--namespaces=${namespace}`,
+      "--metrics-address=127.0.0.1:0",
+      "--shutdown-deadline=2s",
+    ]);
+    operator = await startOperator(config, logs.logger, {
+      kubeConfig: adminKubeConfig(),
+      pollIntervalMs: 100,
+    });
     bin = await mkdtemp(join(tmpdir(), "preview-docs-"));
     await kubectlForTheDocs(bin);
   });
 
   afterAll(async () => {
-    await h?.stop();
+    await operator?.stop();
+    await emulator?.close();
     if (bin) await rm(bin, { recursive: true, force: true });
+    if (namespace) await kubectl(["delete", "namespace", namespace, "--wait=false"]);
   });
 
   it("step 3: one environment by hand: the Branch, then the endpoint Ready, and a DATABASE_URL in the Secret", async () => {
@@ -268,17 +310,20 @@ describe("the steps of docs/preview-environments.md, as written, with the operat
       /computeendpoint\.neoncloud\.dev\/preview\s+demo-shop\s+br-\S+\s+read_write\s+active/,
     );
     expect(out).toMatch(/postgresql:\/\/app:[^@\s]+@[^/\s]+\/shop\?sslmode=/);
-    const branch = await h.get<BranchObject>("branches", "preview");
-    expect(branch.status).toMatchObject({ name: "preview", roles: ["app"] });
+    expect((await preview()).status).toMatchObject({ name: "preview", roles: ["app"] });
   });
 
   it("step 5: a new annotation value resets the preview from main, and it is Ready again", async () => {
-    const before = await h.get<BranchObject>("branches", "preview");
+    const before = await preview();
     await runStep(5);
     const after = await eventually(
       async () => {
-        const b = await readyReason<BranchObject>(h, "branches", "preview", "True", "Available");
-        return b.status?.restoredFromParentAt !== before.status?.restoredFromParentAt ? b : undefined;
+        const b = await preview();
+        const ready = b.status?.conditions?.find((c) => c.type === "Ready");
+        const reset = b.status?.restoredFromParentAt !== before.status?.restoredFromParentAt;
+        return reset && ready?.status === "True" && b.status?.observedGeneration !== undefined
+          ? b
+          : undefined;
       },
       { what: "the preview reset and Ready", timeoutMs: 60_000 },
     );
@@ -289,36 +334,34 @@ describe("the steps of docs/preview-environments.md, as written, with the operat
 
   it("step 6: the ttl replaced by expiresAt and moved: the platform's branch expires then", async () => {
     await runStep(6);
-    const spec = (await h.get<BranchObject>("branches", "preview")).spec as Record<string, unknown>;
+    const { spec } = await preview();
     expect(spec).not.toHaveProperty("ttl");
     const wanted = spec.expiresAt as string;
     expect(wanted).toMatch(/^20\d\d-/);
     const moved = await eventually(
       async () => {
-        const b = await h.get<BranchObject>("branches", "preview");
+        const b = await preview();
         const at = b.status?.expiresAt;
         return at !== undefined && Date.parse(at) === Date.parse(wanted) ? b : undefined;
       },
       { what: "status.expiresAt to show the moved expiry", timeoutMs: 60_000 },
     );
-    const onPlatform = (await h.platform.listBranches("demo-shop")).find(
-      (b) => b.id === moved.status?.branchId,
-    );
-    expect(Date.parse(onPlatform?.expiresAt ?? "")).toBe(Date.parse(wanted));
+    const onPlatform = (await platformBranches()).find((b) => b.id === moved.status?.branchId);
+    expect(Date.parse(onPlatform?.expires_at ?? "")).toBe(Date.parse(wanted));
   });
 
   it("closing the pull request (the base deleted, as Argo CD's finalizer does) deletes the branch", async () => {
-    const id = (await h.get<BranchObject>("branches", "preview")).status?.branchId;
+    const id = (await preview()).status?.branchId;
+    expect(id).toBeDefined();
     await kubectl([
       "delete",
       "-n",
-      h.namespace,
+      namespace,
       "-k",
       "samples/preview-environment/base",
       "--wait=true",
       "--timeout=120s",
     ]);
-    const left = (await h.platform.listBranches("demo-shop")).filter((b) => b.id === id);
-    expect(left).toEqual([]);
+    expect((await platformBranches()).filter((b) => b.id === id)).toEqual([]);
   });
 });

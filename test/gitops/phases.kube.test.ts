@@ -239,7 +239,11 @@ describe("lifecycle phases, captured live", () => {
     // Branches: a parent Branch that does not exist (yet), an adopted id the project lacks, an
     // owner the branch has no role for (the platform's side of the spec), a TTL that runs out.
     await apply("Branch", "child", { projectId: "proj-alpha", parent: { branchRef: { name: "not-yet" } } });
-    await capture("Branch", "waiting for parent", "child", readyIs("False", "WaitingForParent"));
+    // WaitingForParent, or WaitingForReference where the managed layer names every reference wait.
+    await capture("Branch", "waiting for parent", "child", (o) => {
+      const ready = condition(o, "Ready");
+      return ready?.status === "False" && ready.reason.startsWith("WaitingFor");
+    });
     await apply("Branch", "adopt-missing", { projectId: "proj-alpha", branchId: "br-missing" });
     await capture("Branch", "unknown branch", "adopt-missing", readyIs("False", "BranchNotFound"));
     await apply("Branch", "invalid", {
