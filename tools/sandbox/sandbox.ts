@@ -4,7 +4,7 @@
 // stops it all (stopRequests below), and the logs stay in .tmp/sandbox/.
 import { execFile } from "node:child_process";
 import { createWriteStream } from "node:fs";
-import { mkdir, readdir, rm, symlink } from "node:fs/promises";
+import { mkdir, readFile, readdir, rm, symlink } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -109,10 +109,16 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
       JSON.stringify({
         apiVersion: "v1",
         kind: "Secret",
-        metadata: { name: "neon-api-key", namespace: operatorNamespace },
+        // Credentials Secrets opt in with this label (docs/security.md).
+        metadata: {
+          name: "neon-api-key",
+          namespace: operatorNamespace,
+          labels: { "neoncloud.dev/secret-type": "api-key" },
+        },
         stringData: { apiKey: emulator.bootstrapKey },
       }),
     );
+    await grantSamplesNamespace((args, input) => kubectl(args, input));
 
     say("sandbox: starting the operator...");
     const logFile = join(logDir, "operator.log");
@@ -185,6 +191,29 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
     stop.dispose();
     return 1;
   }
+}
+
+/**
+ * The operator's default credentials serve a namespace only when a CredentialsGrant says so
+ * (docs/security.md): the sandbox grants them to `default`, where samples/ go, for every project
+ * of the demo account. Skipped where this version has no CredentialsGrant kind.
+ */
+async function grantSamplesNamespace(
+  kubectl: (args: string[], input?: string) => Promise<unknown>,
+): Promise<void> {
+  const crds = await Promise.all(
+    (await readdir(join(repoRoot, "crds"))).map((f) => readFile(join(repoRoot, "crds", f), "utf8")),
+  );
+  if (!crds.some((text) => /^\s+kind: CredentialsGrant$/m.test(text))) return;
+  await kubectl(
+    ["apply", "-f", "-"],
+    JSON.stringify({
+      apiVersion: "neoncloud.dev/v1alpha1",
+      kind: "CredentialsGrant",
+      metadata: { name: "sandbox" },
+      spec: { namespaces: ["default"], projects: ["*"], createProjects: true, mintApiKeys: true },
+    }),
+  );
 }
 
 /** Runs kept under .tmp/sandbox/: the newest ones, so a crash or a stop leaves something to read. */
