@@ -1,5 +1,8 @@
--- Argo CD health of a neoncloud.dev resource (ComputeEndpoint, ApiKey), read
--- from the standard conditions the operator writes: Ready, Reconciling, Stalled.
+-- Argo CD health of a neoncloud.dev resource (ComputeEndpoint, ApiKey, Branch),
+-- read from the standard conditions the operator writes: Ready, Reconciling,
+-- Stalled. One script for every kind: deploy/argocd/argocd-cm.yaml registers it
+-- under each kind's key (a test keeps them equal, and docs/gitops.md shows
+-- what each phase of each kind looks like).
 local hs = { status = "Progressing", message = "Waiting for the operator to report status" }
 
 local function condition(type)
@@ -18,12 +21,17 @@ local function describe(c)
   return (c.reason or "") .. ": " .. (c.message or "")
 end
 
+local ready = condition("Ready")
+
 if obj.metadata.deletionTimestamp ~= nil then
   hs.message = "Being deleted: the operator cleans up on the platform first"
+  -- A cleanup the platform refuses (a protected Branch: DeleteRefused) says why.
+  if ready ~= nil and ready.status == "False" then
+    hs.message = hs.message .. " (" .. describe(ready) .. ")"
+  end
   return hs
 end
 
-local ready = condition("Ready")
 if ready == nil then
   return hs
 end
@@ -58,7 +66,14 @@ end
 
 -- Not ready, but on its way: work under way, or a wait the operator sits out by itself.
 local reconciling = condition("Reconciling")
-local passing = { Locked = true, RateLimited = true, OutcomeUnknown = true }
+-- BranchState: a branch not usable yet (init, or a change made outside), which the platform ends.
+local passing = {
+  WaitingForProject = true,
+  Locked = true,
+  RateLimited = true,
+  OutcomeUnknown = true,
+  BranchState = true,
+}
 if (reconciling ~= nil and reconciling.status == "True") or ready.status == "Unknown" or passing[ready.reason] then
   hs.message = describe(ready)
   return hs

@@ -89,7 +89,15 @@ export const apiKeyKind = defineKind({
     { name: "Key ID", type: "integer", jsonPath: ".status.keyId" },
     { name: "Secret", type: "string", jsonPath: ".status.secretName" },
     { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-    { name: "Next Rotation", type: "date", jsonPath: ".status.nextRotationAt", priority: 1 },
+    // A string, not a date: kubectl prints a date column as the time since it, and a time to
+    // come as <invalid>. The timestamp itself reads right.
+    {
+      name: "Next Rotation",
+      type: "string",
+      jsonPath: ".status.nextRotationAt",
+      priority: 1,
+      description: "When the key is rotated next (RFC 3339).",
+    },
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
 });

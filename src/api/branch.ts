@@ -77,12 +77,12 @@ export const BranchSpec = z
       .datetime({ offset: true })
       .optional()
       .describe(
-        "When the platform deletes the branch (RFC 3339, in the future). Changing it moves the expiry.",
+        "When the platform deletes the branch (RFC 3339, in the future). Changing it moves the expiry; it may replace a ttl.",
       ),
     ttl: boundedDuration("ttl", "1s")
       .optional()
       .describe(
-        "Time to live from the branch's creation (a duration such as 72h): expires_at is computed once, when the branch is created, and kept in status. Immutable.",
+        "Time to live from the branch's creation (a duration such as 72h): expires_at is computed once, when the branch is created, and kept in status. Its value cannot change; to move the expiry, replace ttl by expiresAt.",
       )
       .meta(immutable("ttl")),
     deletionPolicy: z
@@ -124,9 +124,17 @@ export const BranchSpec = z
         message: "parent is immutable",
         fieldPath: ".parent",
       },
+      // An expiry that can move: ttl (counted from the creation, once) may be replaced by
+      // expiresAt, which then moves the branch's expiry (the Branch controller PATCHes it); ttl
+      // is never added later (it counts from the creation) nor removed alone.
       {
-        rule: "has(self.ttl) == has(oldSelf.ttl)",
-        message: "ttl is immutable",
+        rule: "!has(self.ttl) || has(oldSelf.ttl)",
+        message: "ttl cannot be added after creation (it counts from the creation): set expiresAt instead",
+        fieldPath: ".ttl",
+      },
+      {
+        rule: "!has(oldSelf.ttl) || has(self.ttl) || has(self.expiresAt)",
+        message: "ttl can only be replaced by expiresAt (which then moves the expiry), not removed alone",
         fieldPath: ".ttl",
       },
       {

@@ -247,7 +247,14 @@ export const computeEndpointKind = defineKind({
   status: ComputeEndpointStatus,
   printerColumns: [
     { name: "Project", type: "string", jsonPath: ".spec.projectId" },
-    { name: "Branch", type: "string", jsonPath: ".spec.branchId" },
+    // The branch the endpoint is on, as the platform reports it: a branchRef is resolved, and a
+    // refused move shows where it still is, not where the spec wants it.
+    {
+      name: "Branch",
+      type: "string",
+      jsonPath: ".status.branchId",
+      description: "The branch the endpoint is on now.",
+    },
     { name: "Type", type: "string", jsonPath: ".spec.type" },
     { name: "State", type: "string", jsonPath: ".status.currentState" },
     { name: "Host", type: "string", jsonPath: ".status.host" },

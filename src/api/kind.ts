@@ -121,8 +121,46 @@ function mergeStringAlternatives(outer: JsonSchema, alternatives: JsonSchema[]):
   };
 }
 
+const validationsKey = "x-kubernetes-validations";
+
+/**
+ * The CEL rules of a field at every level it has them. zod's metadata is one object per schema,
+ * and a `.meta()` on a wrapper (`.optional().meta(immutable("ttl"))`) or a second `.meta()` on
+ * the same schema replaces the key the level beneath had, so the JSON Schema would carry only the
+ * outermost rules: a duration's minimum would vanish behind its immutability. Rules add up
+ * instead, innermost first: what the wrapped value must be, then what the wrappers add.
+ */
+function celRules(schema: z.core.$ZodType): CelRule[] {
+  const rules: CelRule[] = [];
+  const add = (list: CelRule[]) => {
+    for (const r of list) if (!rules.some((x) => x.rule === r.rule && x.message === r.message)) rules.push(r);
+  };
+  const inner = (schema._zod.def as { innerType?: z.core.$ZodType }).innerType;
+  if (inner) add(celRules(inner));
+  // The `.meta()`/`.describe()` clones, oldest first; a clone inherits its parent's metadata, so
+  // only a level whose rules differ from its parent's declared them.
+  const chain: z.core.$ZodType[] = [];
+  for (let s: z.core.$ZodType | undefined = schema; s; s = s._zod.parent) chain.unshift(s);
+  for (const level of chain) {
+    const own = z.globalRegistry.get(level)?.[validationsKey] as CelRule[] | undefined;
+    const parent = level._zod.parent;
+    const inherited = parent && z.globalRegistry.get(parent)?.[validationsKey];
+    if (own && own !== inherited) add(own);
+  }
+  return rules;
+}
+
 export function openApiSchema(schema: z.ZodType): JsonSchema {
-  return structural(z.toJSONSchema(schema, { target: "openapi-3.0", io: "input" }));
+  return structural(
+    z.toJSONSchema(schema, {
+      target: "openapi-3.0",
+      io: "input",
+      override: ({ zodSchema, jsonSchema }) => {
+        const rules = celRules(zodSchema);
+        if (rules.length > 0) jsonSchema[validationsKey] = rules;
+      },
+    }),
+  );
 }
 
 /**

@@ -41,6 +41,9 @@ describe("Branch admission", () => {
     [{ expiresAt: "2030-01-01T00:00:00Z", ttl: "72h" }, "set expiresAt or ttl, not both"],
     [{ expiresAt: "next week" }, "spec.expiresAt"],
     [{ ttl: "3 days" }, "spec.ttl"],
+    // The duration's own bound survives its immutability (both are rules of spec.ttl).
+    [{ ttl: "0s" }, "ttl must be at least 1s"],
+    [{ ttl: "500ms" }, "ttl must be at least 1s"],
     [{ name: "" }, "spec.name"],
     [{ deletionPolicy: "Keep" }, 'spec.deletionPolicy: Unsupported value: "Keep"'],
     [{ parent: { branchId: "BR_1" } }, "spec.parent.branchId"],
@@ -65,12 +68,48 @@ describe("Branch admission", () => {
     [{ parent: { branchName: "staging" } }, "parent is immutable"],
     [{ parent: undefined }, "parent is immutable"],
     [{ ttl: "48h" }, "ttl is immutable"],
-    [{ ttl: undefined }, "ttl is immutable"],
+    [
+      { ttl: undefined },
+      "ttl can only be replaced by expiresAt (which then moves the expiry), not removed alone",
+    ],
     [{ branchId: "br-other" }, "branchId is immutable once set"],
   ])("refuses changing %j after creation", async (change, message) => {
     const first = { parent: { branchName: "dev" }, ttl: "72h", branchId: "br-adopted" };
     await branch("fixed", first);
     await expect(branch("fixed", { ...first, ...change })).rejects.toThrow(message);
+  });
+
+  it("refuses a ttl added after creation: it counts from the creation", async () => {
+    await branch("late-ttl", { parent: { branchName: "dev" } });
+    await expect(branch("late-ttl", { parent: { branchName: "dev" }, ttl: "72h" })).rejects.toThrow(
+      "ttl cannot be added after creation (it counts from the creation): set expiresAt instead",
+    );
+    await branch("late-expiry", { parent: { branchName: "dev" }, expiresAt: "2030-01-01T00:00:00Z" });
+    await expect(branch("late-expiry", { parent: { branchName: "dev" }, ttl: "72h" })).rejects.toThrow(
+      "ttl cannot be added after creation",
+    );
+  });
+
+  it("lets a ttl be replaced by expiresAt, and that expiry moved again (docs/preview-environments.md, step 6)", async () => {
+    const first = { parent: { branchName: "dev" }, ttl: "72h" };
+    await branch("extended", first);
+    // As a user would: a JSON patch that takes ttl out and puts expiresAt in, in one request.
+    const extend = (ops: object[]) =>
+      kubectl(["patch", "branch", "extended", "-n", namespace, "--type=json", "-p", JSON.stringify(ops)]);
+    await extend([
+      { op: "remove", path: "/spec/ttl" },
+      { op: "add", path: "/spec/expiresAt", value: "2030-01-01T00:00:00Z" },
+    ]);
+    await extend([{ op: "replace", path: "/spec/expiresAt", value: "2030-02-01T00:00:00Z" }]);
+    const spec = JSON.parse(
+      await kubectl(["get", "branch", "extended", "-n", namespace, "-o", "jsonpath={.spec}"]),
+    ) as Record<string, unknown>;
+    expect(spec).toMatchObject({ expiresAt: "2030-02-01T00:00:00Z" });
+    expect(spec).not.toHaveProperty("ttl");
+    // Both at once stays refused, on an update as on a create.
+    await expect(extend([{ op: "add", path: "/spec/ttl", value: "72h" }])).rejects.toThrow(
+      "set expiresAt or ttl, not both",
+    );
   });
 
   it("allows a rename, protection and a new expiry after creation", async () => {

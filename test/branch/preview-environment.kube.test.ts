@@ -1,16 +1,28 @@
 // The preview-environment example as Argo CD would deploy it for one pull request: the
 // ApplicationSet's template filled with a pull request's parameters, the Application's kustomize
 // options applied to samples/preview-environment/base in an overlay, rendered by kustomize, and
-// accepted by the real API server (server-side dry run, strict field validation); the
-// ApplicationSet and the Application it generates are validated by Argo CD's own CRDs.
+// accepted by the real API server (server-side dry run, strict field validation, then applied
+// server-side as Argo CD's field manager); the ApplicationSet and the Application it generates are
+// validated by Argo CD's own CRDs. Then the steps of docs/preview-environments.md that need no
+// Argo CD run as written (the shell blocks of the page itself) against the real API server, the
+// operator and the emulator.
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parse } from "yaml";
+import { loadConfig } from "../../src/config.ts";
+import { startOperator, type RunningOperator } from "../../src/operator.ts";
+import { loadSeedFile, startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { installArgoCdCrds } from "../support/argocd-crds.ts";
-import { kubectl } from "../support/kube.ts";
+import { adminKubeConfig, createNamespace, eventually, kubectl } from "../support/kube.ts";
+import { LogCapture } from "../support/operator.ts";
 import { kustomize, repoRoot, toolsTimeoutMs, type Loose, type Manifest } from "../deploy/render.ts";
+
+const exec = promisify(execFile);
 
 const example = join(repoRoot, "samples", "preview-environment");
 
@@ -155,5 +167,201 @@ describe("a preview environment for pull request 42", () => {
     expect(out).toContain("branch.neoncloud.dev/preview created (server dry run)");
     expect(out).toContain("computeendpoint.neoncloud.dev/preview created (server dry run)");
     expect(out).toContain("deployment.apps/shop created (server dry run)");
+  });
+
+  it("is applied server-side as Argo CD's field manager, and a second sync changes nothing", async () => {
+    const sync = () =>
+      kubectl(
+        ["apply", "--server-side", "--field-manager=argocd-controller", "--validate=strict", "-f", "-"],
+        { input: objects.map((o) => JSON.stringify(o)).join("\n") },
+      );
+    expect(await sync()).toContain("branch.neoncloud.dev/preview serverside-applied");
+    const generation = () =>
+      kubectl(["get", "branch", "preview", "-n", "shop-pr-42", "-o", "jsonpath={.metadata.generation}"]);
+    const before = await generation();
+    await sync();
+    const after = await generation();
+    expect(after).toBe(before);
+  });
+});
+
+/** The shell blocks of a numbered step of docs/preview-environments.md ("3. **Try one ..."). */
+async function stepCommands(step: number): Promise<string> {
+  const page = await readFile(join(repoRoot, "docs", "preview-environments.md"), "utf8");
+  const start = page.indexOf(`\n${step}. **`);
+  const end = page.indexOf(`\n${step + 1}. **`, start + 1);
+  if (start < 0) throw new Error(`docs/preview-environments.md has no step ${step}`);
+  const text = page.slice(start, end < 0 ? undefined : end);
+  const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => (m[1] ?? "").replace(/^ {3}/gm, ""));
+  if (blocks.length === 0) throw new Error(`step ${step} of docs/preview-environments.md has no commands`);
+  return blocks.join("\n");
+}
+
+/**
+ * kubectl for the page's commands: the test's binary and API server. A watch (`-w`) runs until
+ * what it lists is Ready, then prints the table once, so a script can go on past it.
+ */
+async function kubectlForTheDocs(dir: string): Promise<void> {
+  const wrapper = `#!/usr/bin/env node
+const { spawnSync } = require("node:child_process");
+const real = ${JSON.stringify(inject("kubectl"))};
+const args = process.argv.slice(2);
+const run = (a) => { const r = spawnSync(real, a, { stdio: "inherit" }); if (r.status !== 0) process.exit(r.status ?? 1); };
+const watch = args.indexOf("-w");
+if (watch >= 0) {
+  const rest = args.filter((_, i) => i !== watch);
+  const ns = rest[rest.indexOf("-n") + 1];
+  for (const kind of rest[1].split(",")) run(["wait", "--for=condition=Ready", kind, "--all", "-n", ns, "--timeout=120s"]);
+  run(rest);
+} else run(args);
+`;
+  await writeFile(join(dir, "kubectl"), wrapper);
+  await chmod(join(dir, "kubectl"), 0o755);
+}
+
+/** The Branch as kubectl shows it. */
+interface BranchView {
+  metadata: { annotations?: Record<string, string> };
+  spec: Record<string, unknown>;
+  status?: {
+    branchId?: string;
+    name?: string;
+    roles?: string[];
+    expiresAt?: string;
+    restoredFromParentAt?: string;
+    observedGeneration?: number;
+    conditions?: { type: string; status: string; reason: string }[];
+  };
+}
+
+describe("the steps of docs/preview-environments.md, as written, with the operator and the emulator", () => {
+  let namespace: string;
+  let emulator: Emulator;
+  let operator: RunningOperator | undefined;
+  let bin: string;
+  const logs = new LogCapture();
+
+  /** Runs commands of the page in the repository, in this test's namespace instead of the page's. */
+  async function runStep(step: number): Promise<string> {
+    const script = (await stepCommands(step))
+      .replace(/shop-pr-(manual|42)/g, namespace)
+      // The test made the namespace already (the operator watches that one).
+      .replace(/^kubectl create namespace .*$/m, "");
+    const { stdout } = await exec("sh", ["-ec", script], {
+      cwd: repoRoot,
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}`, KUBECONFIG: inject("kubeconfig") },
+    });
+    return stdout;
+  }
+
+  const preview = async (): Promise<BranchView> =>
+    JSON.parse(await kubectl(["get", "branch", "preview", "-n", namespace, "-o", "json"])) as BranchView;
+
+  /** The project's branches as the platform lists them (over HTTP, with the account's key). */
+  async function platformBranches(): Promise<{ id: string; expires_at?: string }[]> {
+    const answer = await fetch(`${emulator.url}/projects/demo-shop/branches`, {
+      headers: { authorization: `Bearer ${emulator.bootstrapKey}` },
+    });
+    return ((await answer.json()) as { branches: { id: string; expires_at?: string }[] }).branches;
+  }
+
+  beforeAll(async () => {
+    emulator = await startEmulator({
+      rateLimits: false,
+      operationDurationMs: 150,
+      seed: await loadSeedFile(join(repoRoot, "tools", "emulator", "seeds", "demo.yaml")),
+    });
+    namespace = await createNamespace("preview");
+    await kubectl(["apply", "-n", namespace, "-f", "-"], {
+      input: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "neon-api-key", labels: { "neoncloud.dev/secret-type": "api-key" } },
+        stringData: { apiKey: emulator.bootstrapKey },
+      }),
+    });
+    const config = loadConfig([
+      `--platform-base-url=${emulator.url}`,
+      `--default-credentials-secret=${namespace}/neon-api-key`,
+      "--no-leader-election",
+      `--namespaces=${namespace}`,
+      "--metrics-address=127.0.0.1:0",
+      "--shutdown-deadline=2s",
+    ]);
+    operator = await startOperator(config, logs.logger, {
+      kubeConfig: adminKubeConfig(),
+      pollIntervalMs: 100,
+    });
+    bin = await mkdtemp(join(tmpdir(), "preview-docs-"));
+    await kubectlForTheDocs(bin);
+  });
+
+  afterAll(async () => {
+    await operator?.stop();
+    await emulator?.close();
+    if (bin) await rm(bin, { recursive: true, force: true });
+    if (namespace) await kubectl(["delete", "namespace", namespace, "--wait=false"]);
+  });
+
+  it("step 3: one environment by hand: the Branch, then the endpoint Ready, and a DATABASE_URL in the Secret", async () => {
+    const out = await runStep(3);
+    expect(out).toMatch(/branch\.neoncloud\.dev\/preview\s+demo-shop\s+br-\S+\s+preview\s+ready\s+True/);
+    expect(out).toMatch(
+      /computeendpoint\.neoncloud\.dev\/preview\s+demo-shop\s+br-\S+\s+read_write\s+active/,
+    );
+    expect(out).toMatch(/postgresql:\/\/app:[^@\s]+@[^/\s]+\/shop\?sslmode=/);
+    expect((await preview()).status).toMatchObject({ name: "preview", roles: ["app"] });
+  });
+
+  it("step 5: a new annotation value resets the preview from main, and it is Ready again", async () => {
+    const before = await preview();
+    await runStep(5);
+    const after = await eventually(
+      async () => {
+        const b = await preview();
+        const ready = b.status?.conditions?.find((c) => c.type === "Ready");
+        const reset = b.status?.restoredFromParentAt !== before.status?.restoredFromParentAt;
+        return reset && ready?.status === "True" && b.status?.observedGeneration !== undefined
+          ? b
+          : undefined;
+      },
+      { what: "the preview reset and Ready", timeoutMs: 60_000 },
+    );
+    expect(after.metadata.annotations?.["neoncloud.dev/restoredFromParentAt"]).toBe(
+      after.status?.restoredFromParentAt,
+    );
+  });
+
+  it("step 6: the ttl replaced by expiresAt and moved: the platform's branch expires then", async () => {
+    await runStep(6);
+    const { spec } = await preview();
+    expect(spec).not.toHaveProperty("ttl");
+    const wanted = spec.expiresAt as string;
+    expect(wanted).toMatch(/^20\d\d-/);
+    const moved = await eventually(
+      async () => {
+        const b = await preview();
+        const at = b.status?.expiresAt;
+        return at !== undefined && Date.parse(at) === Date.parse(wanted) ? b : undefined;
+      },
+      { what: "status.expiresAt to show the moved expiry", timeoutMs: 60_000 },
+    );
+    const onPlatform = (await platformBranches()).find((b) => b.id === moved.status?.branchId);
+    expect(Date.parse(onPlatform?.expires_at ?? "")).toBe(Date.parse(wanted));
+  });
+
+  it("closing the pull request (the base deleted, as Argo CD's finalizer does) deletes the branch", async () => {
+    const id = (await preview()).status?.branchId;
+    expect(id).toBeDefined();
+    await kubectl([
+      "delete",
+      "-n",
+      namespace,
+      "-k",
+      "samples/preview-environment/base",
+      "--wait=true",
+      "--timeout=120s",
+    ]);
+    expect((await platformBranches()).filter((b) => b.id === id)).toEqual([]);
   });
 });

@@ -1,18 +1,17 @@
 // Argo CD and Flux judge our resources with their own code: the real operator
-// and the emulator drive a ComputeEndpoint and an ApiKey through each lifecycle
-// phase, each phase is captured from the real API server, and Argo CD's Lua
+// and the emulator drive a ComputeEndpoint, an ApiKey and a Branch through each
+// lifecycle phase, each phase is captured from the real API server, and Argo CD's Lua
 // engine (with deploy/argocd/health.lua) and kstatus read the captured objects.
 // The same running operator is scraped for its metrics (which the alerts and the
 // dashboard in deploy/ must name correctly) and its logs are read.
 import { execFile } from "node:child_process";
 import { join } from "node:path";
-import { readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { parse } from "yaml";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { KubeObject } from "../../src/runtime/index.ts";
+import { kinds } from "../../src/api/index.ts";
 import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import {
   argoHealth,
@@ -46,10 +45,12 @@ function notWrittenYet(o: Resource): boolean {
 }
 
 const healthScript = join(repoRoot, "deploy", "argocd", "health.lua");
+/** A Branch's create holds the project's lock for a few seconds, behind the endpoints' creates. */
+const branchTimeoutMs = 60_000;
 /** Holds a deleted object in its deleting phase after the operator's own cleanup. */
 const holdFinalizer = "test.neoncloud.dev/hold";
-/** The captured objects by "kind/phase", written for a look by hand. */
-const capturedFile = join(tmpdir(), "neon-cloud-operator-gitops-phases.json");
+/** The captured objects by "kind/phase", written for a look by hand: one file per run (its namespace). */
+const capturedDir = join(repoRoot, ".tmp", "gitops-phases");
 
 let tool: string;
 let emulator: Emulator;
@@ -59,7 +60,12 @@ let metrics: Exposition;
 const logs = new LogCapture();
 const captured = new Map<string, Resource>();
 
-const plural = (kind: Kind) => (kind === "ComputeEndpoint" ? "computeendpoints" : "apikeys");
+const plurals: Record<Kind, string> = {
+  ComputeEndpoint: "computeendpoints",
+  ApiKey: "apikeys",
+  Branch: "branches",
+};
+const plural = (kind: Kind) => plurals[kind];
 
 async function get(kind: Kind, name: string, ...flags: string[]): Promise<Resource> {
   return JSON.parse(
@@ -151,7 +157,12 @@ beforeAll(async () => {
     rateLimits: false,
     // Creating lasts long enough to be seen; a config change runs until the test ends. The
     // platform's lock is project-wide, so that change runs in a project of its own.
-    operationDurationMs: { start_compute: 3_000, suspend_compute: 500, apply_config: 600_000 },
+    operationDurationMs: {
+      start_compute: 3_000,
+      suspend_compute: 500,
+      apply_config: 600_000,
+      create_branch: 3_000,
+    },
     seed: {
       projects: [
         ...testSeed.projects,
@@ -178,7 +189,7 @@ afterAll(async () => {
   await emulator?.close();
   if (!namespace) return;
   // The operator is gone: let the objects it still holds go with the namespace.
-  for (const kind of ["computeendpoints", "apikeys"]) {
+  for (const kind of Object.values(plurals)) {
     const names = (await kubectl(["get", kind, "-n", namespace, "-o", "name"])).split("\n").filter(Boolean);
     for (const name of names)
       await kubectl([
@@ -195,16 +206,22 @@ afterAll(async () => {
 });
 
 describe("lifecycle phases, captured live", () => {
-  it("drives both kinds through every phase with the real operator and the emulator", async () => {
+  it("drives every kind through every phase with the real operator and the emulator", async () => {
     // Before any operator runs: objects with only the status the CRD defaults.
     await apply("ComputeEndpoint", "ready", { projectId: "proj-alpha", branchId: "br-dev" });
     await apply("ApiKey", "ready", {});
+    await apply("Branch", "ready", { projectId: "proj-alpha" });
     await capture("ComputeEndpoint", "no status yet", "ready", notWrittenYet);
     await capture("ApiKey", "no status yet", "ready", notWrittenYet);
+    await capture("Branch", "no status yet", "ready", notWrittenYet);
 
     operator = await start();
     await apply("ComputeEndpoint", "creating", { projectId: "proj-alpha", branchId: "br-feature" });
-    await capture("ComputeEndpoint", "creating", "creating", readyIs("False", "Creating"));
+    // Both creates last a few seconds on the platform; each is captured while it runs.
+    await Promise.all([
+      capture("ComputeEndpoint", "creating", "creating", readyIs("False", "Creating")),
+      capture("Branch", "creating", "ready", readyIs("False", "Creating"), branchTimeoutMs),
+    ]);
     // On the branch still busy creating: its first attempt meets 423 Locked, and is retried.
     await apply("ComputeEndpoint", "suspended", {
       projectId: "proj-alpha",
@@ -216,6 +233,25 @@ describe("lifecycle phases, captured live", () => {
     await capture("ComputeEndpoint", "ready", "ready", (o) => observed(o) && readyIs("True")(o));
     await capture("ApiKey", "ready", "ready", (o) => observed(o) && readyIs("True")(o));
     await capture("ComputeEndpoint", "suspended", "suspended", (o) => observed(o) && readyIs("True")(o));
+    await capture("Branch", "ready", "ready", (o) => observed(o) && readyIs("True")(o), branchTimeoutMs);
+
+    // Branches: a parent Branch that does not exist (yet), an adopted id the project lacks, an
+    // owner the branch has no role for (the platform's side of the spec), a TTL that runs out.
+    await apply("Branch", "child", { projectId: "proj-alpha", parent: { branchRef: { name: "not-yet" } } });
+    // WaitingForParent, or WaitingForReference where the managed layer names every reference wait.
+    await capture("Branch", "waiting for parent", "child", (o) => {
+      const ready = condition(o, "Ready");
+      return ready?.status === "False" && ready.reason.startsWith("WaitingFor");
+    });
+    await apply("Branch", "adopt-missing", { projectId: "proj-alpha", branchId: "br-missing" });
+    await capture("Branch", "unknown branch", "adopt-missing", readyIs("False", "BranchNotFound"));
+    await apply("Branch", "invalid", {
+      projectId: "proj-alpha",
+      databases: [{ name: "shop", owner: "nobody" }],
+    });
+    await apply("Branch", "expiring", { projectId: "proj-alpha", ttl: "8s" });
+    await capture("Branch", "invalid spec", "invalid", readyIs("False", "InvalidSpec"), branchTimeoutMs);
+    await capture("Branch", "expired", "expiring", readyIs("False", "Expired"), branchTimeoutMs);
 
     // A config change whose operation runs on.
     await eventually(async () =>
@@ -259,11 +295,13 @@ describe("lifecycle phases, captured live", () => {
     await capture("ComputeEndpoint", "unauthorized", "unauthorized", readyIs("False", "Unauthorized"));
     await apply("ApiKey", "unauthorized", wrongKey);
     await capture("ApiKey", "unauthorized", "unauthorized", readyIs("False", "Unauthorized"));
+    await apply("Branch", "unauthorized", { projectId: "proj-alpha", ...wrongKey });
+    await capture("Branch", "unauthorized", "unauthorized", readyIs("False", "Unauthorized"));
 
     // Scraped while operations run, so every family has samples to show its labels.
     const text = await (await fetch(`${operator.manager.serverUrl}/metrics`)).text();
     metrics = parseExposition(text);
-  });
+  }, 600_000);
 
   it("keeps kubectl diff clean, and lets a GitOps tool and a person share an object by server-side apply", async () => {
     const manifest = {
@@ -334,7 +372,8 @@ describe("lifecycle phases, captured live", () => {
       autosuspend: "1h",
     });
     await apply("ApiKey", "ready", { rotation: { interval: "720h" } });
-    for (const kind of ["ComputeEndpoint", "ApiKey"] as const) {
+    await apply("Branch", "ready", { projectId: "proj-alpha", protected: false });
+    for (const kind of ["ComputeEndpoint", "ApiKey", "Branch"] as const) {
       await capture(kind, "spec changed, not yet observed", "ready", (o) => !observed(o));
       await kubectl([
         "patch",
@@ -350,7 +389,9 @@ describe("lifecycle phases, captured live", () => {
       await capture(kind, "deleting", "ready", (o) => o.metadata.deletionTimestamp !== undefined);
     }
     // Kept for a look with the tools by hand: `gitops kstatus < file`.
-    await writeFile(capturedFile, JSON.stringify(Object.fromEntries(captured), null, 2));
+    await mkdir(capturedDir, { recursive: true });
+    const file = join(capturedDir, `${namespace}.json`);
+    await writeFile(file, JSON.stringify(Object.fromEntries(captured), null, 2));
   });
 });
 
@@ -377,6 +418,16 @@ const expectations: Expectation[] = [
   { kind: "ApiKey", phase: "unauthorized", argo: "Degraded", kstatus: "Failed" },
   { kind: "ApiKey", phase: "spec changed, not yet observed", argo: "Progressing", kstatus: "InProgress" },
   { kind: "ApiKey", phase: "deleting", argo: "Progressing", kstatus: "Terminating" },
+  { kind: "Branch", phase: "no status yet", argo: "Progressing", kstatus: "InProgress" },
+  { kind: "Branch", phase: "creating", argo: "Progressing", kstatus: "InProgress" },
+  { kind: "Branch", phase: "waiting for parent", argo: "Progressing", kstatus: "InProgress" },
+  { kind: "Branch", phase: "ready", argo: "Healthy", kstatus: "Current" },
+  { kind: "Branch", phase: "invalid spec", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Branch", phase: "unknown branch", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Branch", phase: "expired", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Branch", phase: "unauthorized", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Branch", phase: "spec changed, not yet observed", argo: "Progressing", kstatus: "InProgress" },
+  { kind: "Branch", phase: "deleting", argo: "Progressing", kstatus: "Terminating" },
 ];
 
 function capturedFor(e: Expectation): Resource {
@@ -397,15 +448,8 @@ describe("Argo CD health (deploy/argocd/health.lua in gopher-lua, as Argo CD run
     }
   });
 
-  it("ships the same script for both kinds in the ready-to-paste argocd-cm block", async () => {
-    const script = await readFile(healthScript, "utf8");
-    const cm = parse(await readFile(join(repoRoot, "deploy", "argocd", "argocd-cm.yaml"), "utf8")) as {
-      data: Record<string, string>;
-    };
-    expect(cm.data).toEqual({
-      "resource.customizations.health.neoncloud.dev_ComputeEndpoint": script,
-      "resource.customizations.health.neoncloud.dev_ApiKey": script,
-    });
+  it("covers every kind the operator serves (argocd.test.ts: the same script is registered for each)", () => {
+    expect(new Set(expectations.map((e) => e.kind))).toEqual(new Set(kinds.map((k) => k.kind)));
   });
 });
 
@@ -466,6 +510,7 @@ describe("metrics of the running operator", () => {
       )?.value;
     expect(value("controller_runtime_max_concurrent_reconciles", { controller: "computeendpoint" })).toBe(4);
     expect(value("workqueue_adds_total", { name: "apikey", controller: "apikey" })).toBeGreaterThan(0);
+    expect(value("workqueue_adds_total", { name: "branch", controller: "branch" })).toBeGreaterThan(0);
     expect(value("leader_election_master_status", { name: "gitops-proof" })).toBe(1);
     expect(
       value("controller_runtime_terminal_reconcile_errors_total", { controller: "computeendpoint" }),
@@ -483,7 +528,7 @@ describe("logs of the running operator", () => {
     for (const l of inReconcile) {
       expect(l).toMatchObject({
         namespace,
-        controllerKind: expect.stringMatching(/^(ComputeEndpoint|ApiKey)$/),
+        controllerKind: expect.stringMatching(/^(ComputeEndpoint|ApiKey|Branch)$/),
       });
       expect(typeof l.name).toBe("string");
     }

@@ -12,10 +12,13 @@ export type Phase =
   | "unknown project"
   | "unauthorized"
   | "spec changed, not yet observed"
-  | "deleting";
+  | "deleting"
+  | "waiting for parent"
+  | "unknown branch"
+  | "expired";
 
 export interface Expectation {
-  kind: "ComputeEndpoint" | "ApiKey";
+  kind: "ComputeEndpoint" | "ApiKey" | "Branch";
   phase: Phase;
   /** Argo CD's health, from deploy/argocd/health.lua. */
   argo?: ArgoHealth;
