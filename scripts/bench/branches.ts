@@ -4,7 +4,7 @@
 // local API server and the emulator (rate limits on, the platform's project-wide lock); measured
 // from apply until every connection Secret is written. Prints the figures and writes them to the
 // "Branches and connection Secrets" section of docs/performance.md (the rest of the page is kept).
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -13,6 +13,7 @@ import { Informer, KubeClient, metadataOnly } from "../../src/runtime/index.ts";
 import type { KubeObject, ResourceKind } from "../../src/runtime/index.ts";
 import { repoRoot, startLab } from "./lab.ts";
 import { killOperatorProcesses, operatorInNamespace } from "./operator-process.ts";
+import { writeSection } from "./page.ts";
 import { percentile, sum } from "./stats.ts";
 import { applyAll } from "./workload.ts";
 
@@ -242,7 +243,10 @@ try {
     const section = lines.join("\n");
     say("");
     say(section);
-    if (!values["no-write"]) await writeSection(values.out, section);
+    if (!values["no-write"]) {
+      await writeSection(values.out, section);
+      say(`bench:branches: wrote the section of ${values.out}`);
+    }
   } finally {
     await operator.stop();
     await watch.stop();
@@ -274,26 +278,4 @@ async function writeTrace(
 
 function fmt(ms: number | undefined): string {
   return ms === undefined ? "–" : `${(ms / 1000).toFixed(1)} s`;
-}
-
-/**
- * Replaces (or appends) this bench's section of the page, keeping everything else as it is (the
- * page is not formatted as a whole: other benches write it); only the section is aligned.
- */
-async function writeSection(path: string, section: string): Promise<void> {
-  const page = await readFile(path, "utf8").catch(() => "");
-  const prettier = await import("prettier");
-  const options = (await prettier.resolveConfig(path)) ?? {};
-  const formatted = (await prettier.format(section, { ...options, parser: "markdown" })).trimEnd();
-  const heading = "## Branches and connection Secrets";
-  const start = page.indexOf(heading);
-  let next: string;
-  if (start < 0) {
-    next = `${page.trimEnd()}\n\n${formatted}\n`;
-  } else {
-    const after = page.indexOf("\n## ", start + heading.length);
-    next = `${page.slice(0, start)}${formatted}\n${after < 0 ? "" : `\n${page.slice(after + 1)}`}`;
-  }
-  await writeFile(path, next);
-  say(`bench:branches: wrote the section of ${path}`);
 }

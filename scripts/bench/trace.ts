@@ -5,15 +5,9 @@
 // written beside the operator's log; never asserted.
 import { writeFile } from "node:fs/promises";
 import type { RequestLogEntry } from "../../tools/emulator/index.ts";
+import { byBench, operationsOf } from "./records.ts";
 import { percentile, seconds, sum } from "./stats.ts";
 import type { Placement } from "./workload.ts";
-
-interface OperationRecord {
-  id: string;
-  action: string;
-  status: string;
-  total_duration_ms: number;
-}
 
 export interface ProjectTrace {
   projectId: string;
@@ -41,18 +35,6 @@ export interface RunTrace {
   readySeenAfterEndP50Ms: number | undefined;
 }
 
-/** Every operation of a project, newest first, through the public API with the run's key. */
-async function operationsOf(url: string, apiKey: string, projectId: string): Promise<OperationRecord[]> {
-  for (let attempt = 0; ; attempt++) {
-    const response = await fetch(`${url}/projects/${projectId}/operations?limit=1000`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    if (response.ok) return ((await response.json()) as { operations: OperationRecord[] }).operations;
-    if (attempt > 20) throw new Error(`listing operations of ${projectId}: ${response.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
-
 export async function traceRun(o: {
   url: string;
   apiKey: string;
@@ -72,7 +54,7 @@ export async function traceRun(o: {
     const operations = (await operationsOf(o.url, o.apiKey, projectId)).reverse();
     const path = `/api/v2/projects/${projectId}/`;
     const mine = o.log
-      .filter((e) => e.path.startsWith(path))
+      .filter((e) => e.path.startsWith(path) && !byBench(e))
       .map((e) => ({ ...e, at: Date.parse(e.time) }))
       .sort((a, b) => a.at - b.at);
     const mutations = mine.filter((e) => e.method !== "GET");
