@@ -5,15 +5,15 @@
 // operation records). Beside the operator's defaults, the same with the per-operation polling of
 // the platform's popular Terraform provider (every 100 ms) and official SDK (every 1 s). Prints
 // the figures and writes the "Single changes" section of docs/performance.md. See docs/benchmarks.md.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { startEmulator, type Emulator, type RequestLogEntry } from "../../tools/emulator/index.ts";
 import { seededRandom } from "../../tools/emulator/random.ts";
-import { repoRoot, startLab, type Lab } from "./lab.ts";
-import { killOperatorProcesses, operatorInNamespace } from "./operator-process.ts";
+import { flagReader, runInLab, say, sharedOptions } from "./cli.ts";
+import type { Lab } from "./lab.ts";
+import { operatorInNamespace } from "./operator-process.ts";
 import { writeSection } from "./page.ts";
 import { gitRevision } from "./report.ts";
 import { byBench, operationsOf, receivedAt, type OperationRecord } from "./records.ts";
@@ -37,40 +37,23 @@ const usage = `Usage: node scripts/bench/latency.ts [--quick] [options]
 
 const { values } = parseArgs({
   options: {
+    ...sharedOptions,
     quick: { type: "boolean", default: false },
     repeats: { type: "string" },
-    "operation-ms": { type: "string", default: "2000" },
-    jitter: { type: "string", default: "0.25" },
-    seed: { type: "string", default: "2026" },
     anchors: { type: "boolean", default: true },
     "no-anchors": { type: "boolean", default: false },
-    out: { type: "string", default: join(repoRoot, "docs", "performance.md") },
-    "no-write": { type: "boolean", default: false },
-    keep: { type: "boolean", default: false },
-    trace: { type: "boolean", default: false },
-    help: { type: "boolean", short: "h", default: false },
   },
 });
 if (values.help) {
   process.stdout.write(usage);
   process.exit(0);
 }
-const refuse = (message: string): never => {
-  process.stderr.write(`bench:latency: ${message}\n\n${usage}`);
-  process.exit(2);
-};
-const positive = (text: string | undefined, fallback: number, name: string): number => {
-  const n = text === undefined ? fallback : Number(text);
-  if (!Number.isFinite(n) || n <= 0) refuse(`--${name} must be a positive number`);
-  return n;
-};
+const { positive, jitter: jitterOf } = flagReader("bench:latency", usage);
 const repeats = Math.round(positive(values.repeats, values.quick ? 2 : 5, "repeats"));
 const operationMs = positive(values["operation-ms"], 2000, "operation-ms");
-const jitter = Number(values.jitter);
-if (!(jitter >= 0 && jitter < 1)) refuse("--jitter must be at least 0 and below 1");
+const jitter = jitterOf(values.jitter);
 const randomSeed = positive(values.seed, 2026, "seed");
 const anchors = values.anchors && !values["no-anchors"] && !values.quick;
-const say = (line: string) => process.stdout.write(`${line}\n`);
 const argv = process.argv.slice(2).join(" ");
 // The tree the operator is built from, as it is when the run starts.
 const revision = gitRevision();
@@ -440,46 +423,35 @@ function render(results: Map<Client, Measured[]>, startedAt: Date): string {
   return lines.join("\n");
 }
 
-const workDir = await mkdtemp(join(tmpdir(), "neon-bench-latency-"));
-say(`bench:latency: ${repeats} of each change, ${clients.length} clients; work directory ${workDir}`);
-const lab = await startLab(workDir);
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    killOperatorProcesses();
-    void lab.stop().finally(() => process.exit(130));
-  });
-}
-let failed = false;
-try {
-  const startedAt = new Date();
-  const results = new Map<Client, Measured[]>();
-  for (const client of clients) {
-    say(`bench:latency: ${client.description}`);
-    results.set(client, await runClient(lab, client, workDir));
-  }
-  await writeFile(
-    join(workDir, "latency.json"),
-    JSON.stringify(
-      [...results].map(([c, ms]) => ({ client: c.label, changes: ms })),
-      null,
-      1,
-    ),
-  );
-  const section = render(results, startedAt);
-  say("");
-  say(section);
-  if (!values["no-write"]) {
-    await writeSection(values.out, section);
-    say(`bench:latency: wrote the section of ${values.out}`);
-  }
-} catch (err) {
-  failed = true;
-  process.stderr.write(
-    `bench:latency failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
-  process.stderr.write(`bench:latency: logs kept in ${workDir}\n`);
-} finally {
-  await lab.stop();
-  if (!failed && !values.keep) await rm(workDir, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+await runInLab(
+  "bench:latency",
+  {
+    prefix: "neon-bench-latency-",
+    keep: values.keep,
+    intro: (workDir) =>
+      `bench:latency: ${repeats} of each change, ${clients.length} clients; work directory ${workDir}`,
+  },
+  async (lab, workDir) => {
+    const startedAt = new Date();
+    const results = new Map<Client, Measured[]>();
+    for (const client of clients) {
+      say(`bench:latency: ${client.description}`);
+      results.set(client, await runClient(lab, client, workDir));
+    }
+    await writeFile(
+      join(workDir, "latency.json"),
+      JSON.stringify(
+        [...results].map(([c, ms]) => ({ client: c.label, changes: ms })),
+        null,
+        1,
+      ),
+    );
+    const section = render(results, startedAt);
+    say("");
+    say(section);
+    if (!values["no-write"]) {
+      await writeSection(values.out, section);
+      say(`bench:latency: wrote the section of ${values.out}`);
+    }
+  },
+);

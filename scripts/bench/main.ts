@@ -1,13 +1,10 @@
 // `npm run bench` / `npm run bench:quick`: the operator at scale against a real
 // local API server and the platform emulator (rate limits on), as a separate
 // process. Prints the figures and writes docs/performance.md. See docs/benchmarks.md.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { runConvergence, type ConvergenceResult } from "./convergence.ts";
-import { repoRoot, startLab } from "./lab.ts";
-import { killOperatorProcesses } from "./operator-process.ts";
+import { flagReader, runInLab, say, sharedOptions } from "./cli.ts";
 import { gitRevision, handWrittenSections, renderMarkdown, type BenchReport } from "./report.ts";
 import {
   fullShapes,
@@ -54,16 +51,14 @@ Output:
 
 const { values } = parseArgs({
   options: {
+    ...sharedOptions,
     quick: { type: "boolean", default: false },
     shape: { type: "string", multiple: true, default: [] },
     endpoints: { type: "string" },
     projects: { type: "string" },
     idle: { type: "string" },
     "idle-projects": { type: "string" },
-    "operation-ms": { type: "string", default: "2000" },
-    jitter: { type: "string", default: "0.25" },
     "lock-scope": { type: "string", default: "project" },
-    seed: { type: "string", default: "2026" },
     "branch-scope": { type: "boolean", default: true },
     "no-branch-scope": { type: "boolean", default: false },
     resync: { type: "string" },
@@ -75,12 +70,7 @@ const { values } = parseArgs({
     "no-convergence": { type: "boolean", default: false },
     steady: { type: "boolean", default: true },
     "no-steady": { type: "boolean", default: false },
-    out: { type: "string", default: join(repoRoot, "docs", "performance.md") },
-    "no-write": { type: "boolean", default: false },
-    keep: { type: "boolean", default: false },
-    trace: { type: "boolean", default: false },
     "operator-flags": { type: "string", default: "" },
-    help: { type: "boolean", short: "h", default: false },
   },
 });
 if (values.help) {
@@ -89,20 +79,11 @@ if (values.help) {
 }
 
 const quick = values.quick;
-const refuse = (message: string): never => {
-  process.stderr.write(`bench: ${message}\n\n${usage}`);
-  process.exit(2);
-};
-const number = (text: string | undefined, fallback: number, name: string): number => {
-  const n = text === undefined ? fallback : Number(text);
-  if (!Number.isFinite(n) || n <= 0) refuse(`--${name} must be a positive number`);
-  return n;
-};
+const { refuse, positive: number, jitter: jitterOf } = flagReader("bench", usage);
 const idle = number(values.idle, quick ? 500 : 10_000, "idle");
 const idleProjects = number(values["idle-projects"], quick ? 10 : 20, "idle-projects");
 const operationMs = number(values["operation-ms"], 2000, "operation-ms");
-const jitter = Number(values.jitter);
-if (!(jitter >= 0 && jitter < 1)) refuse("--jitter must be at least 0 and below 1");
+const jitter = jitterOf(values.jitter);
 const lockScope = values["lock-scope"];
 if (lockScope !== "project" && lockScope !== "branch") refuse("--lock-scope must be project or branch");
 const randomSeed = number(values.seed, 2026, "seed");
@@ -145,110 +126,98 @@ const branchScope =
 const steady = values.steady && !values["no-steady"];
 const argv = process.argv.slice(2).join(" ");
 
-const say = (line: string) => process.stdout.write(`${line}\n`);
 const startedAt = new Date();
 const revision = gitRevision();
-const workDir = await mkdtemp(join(tmpdir(), "neon-bench-"));
-say(`bench: ${quick ? "quick" : "full"} mode; work directory ${workDir}`);
-say("bench: starting the local Kubernetes API server...");
-const lab = await startLab(workDir);
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    say(`bench: ${signal}, stopping; logs kept in ${workDir}`);
-    killOperatorProcesses();
-    void lab.stop().finally(() => process.exit(130));
-  });
-}
-let failed = false;
-try {
-  const shapeResults: ConvergenceResult[] = [];
-  const sideResults: ConvergenceResult[] = [];
-  const extraFlags = values["operator-flags"].split(/\s+/).filter((f) => f !== "");
-  const converge = async (label: string, shape: Shape, flags: string[]): Promise<ConvergenceResult> => {
-    say(`bench: convergence, ${label}`);
-    return runConvergence(lab, {
-      label,
-      shape,
-      flags: [...flags, ...extraFlags],
-      timeoutMs: runTimeoutMs(shape),
-      workDir,
-      trace: values.trace,
-      say,
-    });
-  };
-  if (runConvergenceRuns) {
-    for (const [i, shape] of shapes.entries()) {
-      shapeResults.push(await converge(shapeLabel(shape, i), shape, []));
+await runInLab(
+  "bench",
+  {
+    prefix: "neon-bench-",
+    keep: values.keep || values.trace,
+    intro: (workDir) =>
+      `bench: ${quick ? "quick" : "full"} mode; work directory ${workDir}\nbench: starting the local Kubernetes API server...`,
+  },
+  async (lab, workDir) => {
+    const shapeResults: ConvergenceResult[] = [];
+    const sideResults: ConvergenceResult[] = [];
+    const extraFlags = values["operator-flags"].split(/\s+/).filter((f) => f !== "");
+    const converge = async (label: string, shape: Shape, flags: string[]): Promise<ConvergenceResult> => {
+      say(`bench: convergence, ${label}`);
+      return runConvergence(lab, {
+        label,
+        shape,
+        flags: [...flags, ...extraFlags],
+        timeoutMs: runTimeoutMs(shape),
+        workDir,
+        trace: values.trace,
+        say,
+      });
+    };
+    if (runConvergenceRuns) {
+      for (const [i, shape] of shapes.entries()) {
+        shapeResults.push(await converge(shapeLabel(shape, i), shape, []));
+      }
     }
-  }
-  // The first shape again, with only the lock scope or the polling strategy changed.
-  const first = shapes[0];
-  if (first && branchScope) {
-    sideResults.push(await converge("branch-scope", { ...first, lockScope: "branch" }, []));
-  }
-  if (first && sideBySide) {
-    sideResults.push(
-      await converge("perop-100ms", first, ["--operation-polling=per-operation", "--poll-interval=100ms"]),
-      await converge("perop-1s", first, ["--operation-polling=per-operation", "--poll-interval=1s"]),
-    );
-  }
-  let steadyResult: SteadyResult | undefined;
-  let steadyError: string | undefined;
-  if (steady) {
-    say("bench: steady state");
-    steadyResult = await runSteady(lab, {
-      idle,
-      projects: idleProjects,
+    // The first shape again, with only the lock scope or the polling strategy changed.
+    const first = shapes[0];
+    if (first && branchScope) {
+      sideResults.push(await converge("branch-scope", { ...first, lockScope: "branch" }, []));
+    }
+    if (first && sideBySide) {
+      sideResults.push(
+        await converge("perop-100ms", first, ["--operation-polling=per-operation", "--poll-interval=100ms"]),
+        await converge("perop-1s", first, ["--operation-polling=per-operation", "--poll-interval=1s"]),
+      );
+    }
+    let steadyResult: SteadyResult | undefined;
+    let steadyError: string | undefined;
+    if (steady) {
+      say("bench: steady state");
+      steadyResult = await runSteady(lab, {
+        idle,
+        projects: idleProjects,
+        operationMs,
+        resyncMs,
+        defaultResyncMs: 600_000,
+        windowMs,
+        changes: Math.min(20, idleProjects),
+        timeoutMs: Math.max(600_000, idle * 100),
+        workDir,
+        say,
+      }).catch((err: unknown) => {
+        // Reported, not fatal: the convergence figures still get written.
+        steadyError = err instanceof Error ? err.message : String(err);
+        say(`bench: steady state failed: ${steadyError}`);
+        return undefined;
+      });
+    }
+    const report: BenchReport = {
+      mode: `${quick ? "quick" : "full"} (${runConvergenceRuns ? `shapes ${shapes.map((s) => `${s.endpoints} over ${s.projects}`).join(", ")}` : "no convergence runs"}; ${steady ? `${idle} idle over ${idleProjects} projects` : "no steady state"})`,
+      command:
+        quick && argv === "--quick" ? "npm run bench:quick" : `npm run bench${argv ? ` -- ${argv}` : ""}`,
+      startedAt,
+      durationMs: Date.now() - startedAt.getTime(),
+      kubernetesVersion: lab.controlPlane.version,
       operationMs,
-      resyncMs,
-      defaultResyncMs: 600_000,
-      windowMs,
-      changes: Math.min(20, idleProjects),
-      timeoutMs: Math.max(600_000, idle * 100),
-      workDir,
-      say,
-    }).catch((err: unknown) => {
-      // Reported, not fatal: the convergence figures still get written.
-      steadyError = err instanceof Error ? err.message : String(err);
-      say(`bench: steady state failed: ${steadyError}`);
-      return undefined;
-    });
-  }
-  const report: BenchReport = {
-    mode: `${quick ? "quick" : "full"} (${runConvergenceRuns ? `shapes ${shapes.map((s) => `${s.endpoints} over ${s.projects}`).join(", ")}` : "no convergence runs"}; ${steady ? `${idle} idle over ${idleProjects} projects` : "no steady state"})`,
-    command:
-      quick && argv === "--quick" ? "npm run bench:quick" : `npm run bench${argv ? ` -- ${argv}` : ""}`,
-    startedAt,
-    durationMs: Date.now() - startedAt.getTime(),
-    kubernetesVersion: lab.controlPlane.version,
-    operationMs,
-    jitter,
-    randomSeed,
-    revision,
-    operatorNodeFlags: lab.operator.nodeFlags,
-    shapes: shapeResults,
-    sideBySide: sideResults,
-    steady: steadyResult,
-    steadyError: steadyError === undefined ? undefined : `${idle} idle endpoints: ${steadyError}`,
-  };
-  const markdown = renderMarkdown(report);
-  say("");
-  say(markdown);
-  if (!values["no-write"]) {
-    // Aligned tables read better in a terminal; prettier is a dev dependency of this checkout.
-    const prettier = await import("prettier");
-    const options = (await prettier.resolveConfig(values.out)) ?? {};
-    const kept = handWrittenSections(await readFile(values.out, "utf8").catch(() => ""));
-    const written = kept === "" ? markdown : `${markdown.trimEnd()}\n\n${kept}\n`;
-    await writeFile(values.out, await prettier.format(written, { ...options, parser: "markdown" }));
-    say(`bench: wrote ${values.out}`);
-  }
-} catch (err) {
-  failed = true;
-  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.stderr.write(`bench: logs kept in ${workDir}\n`);
-} finally {
-  await lab.stop();
-  if (!failed && !values.keep && !values.trace) await rm(workDir, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+      jitter,
+      randomSeed,
+      revision,
+      operatorNodeFlags: lab.operator.nodeFlags,
+      shapes: shapeResults,
+      sideBySide: sideResults,
+      steady: steadyResult,
+      steadyError: steadyError === undefined ? undefined : `${idle} idle endpoints: ${steadyError}`,
+    };
+    const markdown = renderMarkdown(report);
+    say("");
+    say(markdown);
+    if (!values["no-write"]) {
+      // Aligned tables read better in a terminal; prettier is a dev dependency of this checkout.
+      const prettier = await import("prettier");
+      const options = (await prettier.resolveConfig(values.out)) ?? {};
+      const kept = handWrittenSections(await readFile(values.out, "utf8").catch(() => ""));
+      const written = kept === "" ? markdown : `${markdown.trimEnd()}\n\n${kept}\n`;
+      await writeFile(values.out, await prettier.format(written, { ...options, parser: "markdown" }));
+      say(`bench: wrote ${values.out}`);
+    }
+  },
+);
