@@ -345,7 +345,9 @@ async function runClient(lab: Lab, client: Client, workDir: string): Promise<Mea
   return measured;
 }
 
-const fmt = (ms: number | undefined) => (ms === undefined ? "–" : `${(ms / 1000).toFixed(2)} s`);
+/** Seconds with two decimals; a wait rounded to nothing is 0.00, not −0.00. */
+const fmt = (ms: number | undefined) =>
+  ms === undefined ? "–" : `${(ms / 1000).toFixed(2).replace(/^-(0\.00)$/, "$1")} s`;
 const median = (xs: readonly (number | undefined)[]) =>
   percentile(
     xs.filter((x): x is number => x !== undefined),
