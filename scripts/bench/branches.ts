@@ -4,15 +4,15 @@
 // local API server and the emulator (rate limits on, the platform's project-wide lock); measured
 // from apply until every connection Secret is written. Prints the figures and writes them to the
 // "Branches and connection Secrets" section of docs/performance.md (the rest of the page is kept).
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startEmulator } from "../../tools/emulator/index.ts";
 import { Informer, KubeClient, metadataOnly } from "../../src/runtime/index.ts";
 import type { KubeObject, ResourceKind } from "../../src/runtime/index.ts";
-import { repoRoot, startLab } from "./lab.ts";
-import { killOperatorProcesses, operatorInNamespace } from "./operator-process.ts";
+import { flagReader, runInLab, say, sharedOptions } from "./cli.ts";
+import { operatorInNamespace } from "./operator-process.ts";
+import { writeSection } from "./page.ts";
 import { percentile, sum } from "./stats.ts";
 import { applyAll } from "./workload.ts";
 
@@ -33,41 +33,22 @@ const usage = `Usage: node scripts/bench/branches.ts [--quick] [options]
 
 const { values } = parseArgs({
   options: {
+    ...sharedOptions,
     quick: { type: "boolean", default: false },
     branches: { type: "string" },
     projects: { type: "string" },
-    "operation-ms": { type: "string", default: "2000" },
-    jitter: { type: "string", default: "0.25" },
-    seed: { type: "string", default: "2026" },
-    out: { type: "string", default: join(repoRoot, "docs", "performance.md") },
-    "no-write": { type: "boolean", default: false },
-    keep: { type: "boolean", default: false },
-    trace: { type: "boolean", default: false },
-    help: { type: "boolean", short: "h", default: false },
   },
 });
 if (values.help) {
   process.stdout.write(usage);
   process.exit(0);
 }
-const positive = (text: string | undefined, fallback: number, name: string): number => {
-  const n = text === undefined ? fallback : Number(text);
-  if (!Number.isFinite(n) || n <= 0) {
-    process.stderr.write(`bench:branches: --${name} must be a positive number\n\n${usage}`);
-    process.exit(2);
-  }
-  return n;
-};
+const { positive, jitter: jitterOf } = flagReader("bench:branches", usage);
 const branches = positive(values.branches, values.quick ? 20 : 100, "branches");
 const projects = positive(values.projects, values.quick ? 2 : 5, "projects");
 const operationMs = positive(values["operation-ms"], 2000, "operation-ms");
-const jitter = Number(values.jitter);
-if (!(jitter >= 0 && jitter < 1)) {
-  process.stderr.write(`bench:branches: --jitter must be at least 0 and below 1\n\n${usage}`);
-  process.exit(2);
-}
+const jitter = jitterOf(values.jitter);
 const randomSeed = positive(values.seed, 2026, "seed");
-const say = (line: string) => process.stdout.write(`${line}\n`);
 
 const secretKind: ResourceKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" };
 const namespace = "bench-branches";
@@ -129,137 +110,129 @@ async function drawnByProject(adminUrl: string): Promise<number[]> {
   return Object.values(body.projects).map((p) => p.drawn_ms);
 }
 
-const workDir = await mkdtemp(join(tmpdir(), "neon-bench-branches-"));
-say(`bench:branches: ${branches} Branches over ${projects} projects; work directory ${workDir}`);
-const lab = await startLab(workDir);
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    killOperatorProcesses();
-    void lab.stop().finally(() => process.exit(130));
-  });
-}
-let failed = false;
-try {
-  const emulator = await startEmulator({
-    seed: { projects: projectIds.map((id) => ({ id, name: id })) },
-    operationDurationMs: operationMs,
-    operationDurationJitter: jitter,
-    randomSeed,
-    lockScope: "project",
-    // Counting needs no log; a trace keeps every request (a full run makes under a thousand).
-    requestLogSize: values.trace ? 20_000 : 0,
-    // The platform's URIs name the endpoint's host (the pooled one derived from it); the
-    // emulator's local Postgres would name loopback ports instead and cost a second URI request.
-    postgres: false,
-  });
-  const { watch, operator } = await operatorInNamespace(lab, {
-    namespace,
-    apiKey: emulator.bootstrapKey,
-    platformUrl: emulator.url,
-    logFile: join(workDir, "operator.log"),
-  });
-  const secrets = watchSecrets(new KubeClient(lab.adminKubeConfig));
-  secrets.informer.start();
-  await secrets.informer.waitForSync();
-  try {
-    const started = Date.now();
-    await applyAll(lab, workDir, "branches.yaml", placements.flatMap(manifests));
-    const timeoutMs = 600_000;
-    const progress = setInterval(
-      () =>
-        say(
-          `  ${secrets.written.size}/${branches} Secrets after ${Math.round((Date.now() - started) / 1000)} s`,
-        ),
-      15_000,
-    );
-    while (secrets.written.size < branches && Date.now() - started < timeoutMs) {
-      if (operator.sample() === undefined) throw new Error("the operator process ended");
-      await new Promise((done) => setTimeout(done, 100));
+await runInLab(
+  "bench:branches",
+  {
+    prefix: "neon-bench-branches-",
+    keep: values.keep || values.trace,
+    intro: (workDir) =>
+      `bench:branches: ${branches} Branches over ${projects} projects; work directory ${workDir}`,
+  },
+  async (lab, workDir) => {
+    const emulator = await startEmulator({
+      seed: { projects: projectIds.map((id) => ({ id, name: id })) },
+      operationDurationMs: operationMs,
+      operationDurationJitter: jitter,
+      randomSeed,
+      lockScope: "project",
+      // Counting needs no log; a trace keeps every request (a full run makes under a thousand).
+      requestLogSize: values.trace ? 20_000 : 0,
+      // The platform's URIs name the endpoint's host (the pooled one derived from it); the
+      // emulator's local Postgres would name loopback ports instead and cost a second URI request.
+      postgres: false,
+    });
+    const { watch, operator } = await operatorInNamespace(lab, {
+      namespace,
+      apiKey: emulator.bootstrapKey,
+      platformUrl: emulator.url,
+      logFile: join(workDir, "operator.log"),
+    });
+    const secrets = watchSecrets(new KubeClient(lab.adminKubeConfig));
+    secrets.informer.start();
+    await secrets.informer.waitForSync();
+    try {
+      const started = Date.now();
+      await applyAll(lab, workDir, "branches.yaml", placements.flatMap(manifests));
+      const timeoutMs = 600_000;
+      const progress = setInterval(
+        () =>
+          say(
+            `  ${secrets.written.size}/${branches} Secrets after ${Math.round((Date.now() - started) / 1000)} s`,
+          ),
+        15_000,
+      );
+      while (secrets.written.size < branches && Date.now() - started < timeoutMs) {
+        if (operator.sample() === undefined) throw new Error("the operator process ended");
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      clearInterval(progress);
+      const times = [...secrets.written.values()].map((t) => t - started);
+      const allMs = secrets.written.size >= branches ? Math.max(...times) : undefined;
+      const counters = emulator.requestLog.counters();
+      const drawn = await drawnByProject(emulator.adminUrl);
+      // Floors: the rate budget (4 requests a branch at 700 a minute, plus one operation), and the
+      // project-wide lock (the busiest project's operations one after another, as drawn).
+      const rateFloorMs = ((branches * 4) / 700) * 60_000 + operationMs;
+      const lockFloorMs = Math.max(0, ...drawn);
+      const floorMs = Math.max(rateFloorMs, lockFloorMs);
+      const byRoute = counters.by_route;
+      const status = (code: string) => sum(Object.values(byRoute).map((s) => s[code] ?? 0));
+      // Where the requests went: the three a branch cannot do without (its create, its endpoint's
+      // create, the password read), the operations lists that confirm, the 423s, and the rest.
+      const answered = (route: string, code: string) => byRoute[route]?.[code] ?? 0;
+      const essential =
+        answered("POST /projects/:project_id/branches", "201") +
+        answered("POST /projects/:project_id/endpoints", "201") +
+        answered("GET /projects/:project_id/connection_uri", "200");
+      const lists = sum(Object.values(byRoute["GET /projects/:project_id/operations"] ?? {}));
+      const others = counters.total - essential - lists - status("423");
+      const lines = [
+        "## Branches and connection Secrets",
+        "",
+        `\`npm run bench:branches${values.quick ? " -- --quick" : ""}\`: ${branches} Branches (from each project's default branch), ` +
+          `each with one ComputeEndpoint (\`branchRef\`) writing a connection Secret (role \`${role}\`, database \`${database}\`), ` +
+          `over ${projects} projects, applied at once; the emulator's project-wide lock, rate limits on, its URIs in the platform's form (no local Postgres), operations of ` +
+          `${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); run ${new Date(started).toISOString()}.`,
+        "",
+        "| Figure | Value | Target |",
+        "| --- | --- | --- |",
+        `| every connection Secret written | ${allMs === undefined ? `not all (${secrets.written.size}) within ${timeoutMs / 1000} s` : `${(allMs / 1000).toFixed(1)} s`} | |`,
+        `| floor: project lock (busiest project's drawn operations in a row) | ${(lockFloorMs / 1000).toFixed(1)} s | |`,
+        `| floor: rate budget (4 requests a branch at 700/min, plus one operation) | ${(rateFloorMs / 1000).toFixed(1)} s | |`,
+        `| time ÷ floor | ${allMs === undefined ? "–" : `${(allMs / floorMs).toFixed(2)}×`} | ≤ 1.3× |`,
+        `| platform requests per branch | ${(counters.total / branches).toFixed(2)} (${counters.total} in all) | ≤ 4 |`,
+        `| of which: creates and password reads / operations lists / 423s / others | ${essential} / ${lists} / ${status("423")} / ${others} | |`,
+        `| 429s | ${status("429")} | 0 |`,
+        `| 423s | ${status("423")} | |`,
+        `| Secret written, p50 / p99 after apply | ${fmt(percentile(times, 50))} / ${fmt(percentile(times, 99))} | |`,
+        `| ComputeEndpoints Ready | ${watch.ready} / ${branches} | |`,
+        "",
+        "Requests by route:",
+        "",
+        "| Route | Requests by status |",
+        "| --- | --- |",
+        ...Object.entries(byRoute)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(
+            ([route, codes]) =>
+              `| \`${route}\` | ${Object.entries(codes)
+                .map(([code, n]) => `${code}: ${n}`)
+                .join(", ")} |`,
+          ),
+        "",
+        "What keeps the count down (docs/platform-client.md): a project's next change goes when 90% of such " +
+          "operations have most likely ended (the first few durations' plain mean and spread); an action never seen " +
+          "to finish borrows the known ones' time, so only a project's first change is confirmed by operations lists; " +
+          "and no list is made for operations not yet due to have ended. Creating each endpoint with its branch, in " +
+          "one request, would save one more request per branch (not done).",
+        "",
+      ];
+      if (values.trace) await writeTrace(join(workDir, "trace.tsv"), emulator.requestLog.latest(), started);
+      const section = lines.join("\n");
+      say("");
+      say(section);
+      if (!values["no-write"]) {
+        await writeSection(values.out, section);
+        say(`bench:branches: wrote the section of ${values.out}`);
+      }
+    } finally {
+      await operator.stop();
+      await watch.stop();
+      await secrets.informer.stop();
+      await emulator.close();
     }
-    clearInterval(progress);
-    const times = [...secrets.written.values()].map((t) => t - started);
-    const allMs = secrets.written.size >= branches ? Math.max(...times) : undefined;
-    const counters = emulator.requestLog.counters();
-    const drawn = await drawnByProject(emulator.adminUrl);
-    // Floors: the rate budget (4 requests a branch at 700 a minute, plus one operation), and the
-    // project-wide lock (the busiest project's operations one after another, as drawn).
-    const rateFloorMs = ((branches * 4) / 700) * 60_000 + operationMs;
-    const lockFloorMs = Math.max(0, ...drawn);
-    const floorMs = Math.max(rateFloorMs, lockFloorMs);
-    const byRoute = counters.by_route;
-    const status = (code: string) => sum(Object.values(byRoute).map((s) => s[code] ?? 0));
-    // Where the requests went: the three a branch cannot do without (its create, its endpoint's
-    // create, the password read), the operations lists that confirm, the 423s, and the rest.
-    const answered = (route: string, code: string) => byRoute[route]?.[code] ?? 0;
-    const essential =
-      answered("POST /projects/:project_id/branches", "201") +
-      answered("POST /projects/:project_id/endpoints", "201") +
-      answered("GET /projects/:project_id/connection_uri", "200");
-    const lists = sum(Object.values(byRoute["GET /projects/:project_id/operations"] ?? {}));
-    const others = counters.total - essential - lists - status("423");
-    const lines = [
-      "## Branches and connection Secrets",
-      "",
-      `\`npm run bench:branches${values.quick ? " -- --quick" : ""}\`: ${branches} Branches (from each project's default branch), ` +
-        `each with one ComputeEndpoint (\`branchRef\`) writing a connection Secret (role \`${role}\`, database \`${database}\`), ` +
-        `over ${projects} projects, applied at once; the emulator's project-wide lock, rate limits on, its URIs in the platform's form (no local Postgres), operations of ` +
-        `${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); run ${new Date(started).toISOString()}.`,
-      "",
-      "| Figure | Value | Target |",
-      "| --- | --- | --- |",
-      `| every connection Secret written | ${allMs === undefined ? `not all (${secrets.written.size}) within ${timeoutMs / 1000} s` : `${(allMs / 1000).toFixed(1)} s`} | |`,
-      `| floor: project lock (busiest project's drawn operations in a row) | ${(lockFloorMs / 1000).toFixed(1)} s | |`,
-      `| floor: rate budget (4 requests a branch at 700/min, plus one operation) | ${(rateFloorMs / 1000).toFixed(1)} s | |`,
-      `| time ÷ floor | ${allMs === undefined ? "–" : `${(allMs / floorMs).toFixed(2)}×`} | ≤ 1.3× |`,
-      `| platform requests per branch | ${(counters.total / branches).toFixed(2)} (${counters.total} in all) | ≤ 4 |`,
-      `| of which: creates and password reads / operations lists / 423s / others | ${essential} / ${lists} / ${status("423")} / ${others} | |`,
-      `| 429s | ${status("429")} | 0 |`,
-      `| 423s | ${status("423")} | |`,
-      `| Secret written, p50 / p99 after apply | ${fmt(percentile(times, 50))} / ${fmt(percentile(times, 99))} | |`,
-      `| ComputeEndpoints Ready | ${watch.ready} / ${branches} | |`,
-      "",
-      "Requests by route:",
-      "",
-      "| Route | Requests by status |",
-      "| --- | --- |",
-      ...Object.entries(byRoute)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(
-          ([route, codes]) =>
-            `| \`${route}\` | ${Object.entries(codes)
-              .map(([code, n]) => `${code}: ${n}`)
-              .join(", ")} |`,
-        ),
-      "",
-      "What keeps the count down (docs/platform-client.md): a project's next change goes when 90% of such " +
-        "operations have most likely ended (the first few durations' plain mean and spread); an action never seen " +
-        "to finish borrows the known ones' time, so only a project's first change is confirmed by operations lists; " +
-        "and no list is made for operations not yet due to have ended. Creating each endpoint with its branch, in " +
-        "one request, would save one more request per branch (not done).",
-      "",
-    ];
-    if (values.trace) await writeTrace(join(workDir, "trace.tsv"), emulator.requestLog.latest(), started);
-    const section = lines.join("\n");
-    say("");
-    say(section);
-    if (!values["no-write"]) await writeSection(values.out, section);
-  } finally {
-    await operator.stop();
-    await watch.stop();
-    await secrets.informer.stop();
-    await emulator.close();
-  }
-} catch (err) {
-  failed = true;
-  process.stderr.write(
-    `bench:branches failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
-  process.stderr.write(`bench:branches: logs kept in ${workDir}\n`);
-} finally {
-  await lab.stop();
-  if (!failed && !values.keep && !values.trace) await rm(workDir, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+  },
+);
 
 /** One line per platform request, in order: ms after apply, status, method, path. */
 async function writeTrace(
@@ -274,26 +247,4 @@ async function writeTrace(
 
 function fmt(ms: number | undefined): string {
   return ms === undefined ? "–" : `${(ms / 1000).toFixed(1)} s`;
-}
-
-/**
- * Replaces (or appends) this bench's section of the page, keeping everything else as it is (the
- * page is not formatted as a whole: other benches write it); only the section is aligned.
- */
-async function writeSection(path: string, section: string): Promise<void> {
-  const page = await readFile(path, "utf8").catch(() => "");
-  const prettier = await import("prettier");
-  const options = (await prettier.resolveConfig(path)) ?? {};
-  const formatted = (await prettier.format(section, { ...options, parser: "markdown" })).trimEnd();
-  const heading = "## Branches and connection Secrets";
-  const start = page.indexOf(heading);
-  let next: string;
-  if (start < 0) {
-    next = `${page.trimEnd()}\n\n${formatted}\n`;
-  } else {
-    const after = page.indexOf("\n## ", start + heading.length);
-    next = `${page.slice(0, start)}${formatted}\n${after < 0 ? "" : `\n${page.slice(after + 1)}`}`;
-  }
-  await writeFile(path, next);
-  say(`bench:branches: wrote the section of ${path}`);
 }

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { startEmulator } from "../../tools/emulator/index.ts";
 import type { Lab } from "./lab.ts";
 import { counterByLabel, counterTotal, operatorInNamespace } from "./operator-process.ts";
+import { durationsOf } from "./records.ts";
+import { describeShape, floorOf, type Floor, type Shape } from "./shapes.ts";
 import { percentile, sum } from "./stats.ts";
 import { describeTrace, traceRun } from "./trace.ts";
 import { untilReady } from "./watch.ts";
@@ -12,14 +14,7 @@ import { applyAll, manifest, placements, seedFor } from "./workload.ts";
 
 export interface ConvergenceOptions {
   label: string;
-  endpoints: number;
-  projects: number;
-  operationMs: number;
-  /** Each operation lasts operationMs × (1 ± jitter), drawn by the emulator from `randomSeed`. */
-  jitter: number;
-  randomSeed: number;
-  /** What a running operation locks: the project (the platform's rule) or its branch (optimistic). */
-  lockScope: "project" | "branch";
+  shape: Shape;
   /** Operator flags for the polling strategy. */
   flags: string[];
   timeoutMs: number;
@@ -27,6 +22,20 @@ export interface ConvergenceOptions {
   /** Keep the emulator's request log and write where the run's time went (trace.ts). */
   trace?: boolean;
   say: (line: string) => void;
+}
+
+/** Where a run's platform requests went. */
+export interface RequestsByKind {
+  /** Creates the platform accepted (201). */
+  creates: number;
+  /** 423s, on any route. */
+  locked: number;
+  /** `GET .../operations` (settling operations in bulk). */
+  operationsLists: number;
+  /** `GET .../endpoints` (the project's endpoint snapshot). */
+  endpointLists: number;
+  /** Everything else: reads of one operation by id, the key's account (`/auth`), 429s, others. */
+  others: number;
 }
 
 export interface ConvergenceResult {
@@ -39,16 +48,13 @@ export interface ConvergenceResult {
   allReadyMs: number | undefined;
   elapsedMs: number;
   applyMs: number;
-  lockScope: "project" | "branch";
-  /** The larger of the two floors below. */
-  floorMs: number;
-  /** One request per endpoint at 700 per minute, plus one operation. */
-  rateFloorMs: number;
-  /** The busiest project's operations one after another: the sum of the durations the emulator drew for them. */
-  serialFloorMs: number;
+  shape: Shape;
+  /** No client could have every endpoint Ready sooner on this run's platform (shapes.ts). */
+  floor: Floor;
   platformRequests: number;
   /** 423s received (a 423 costs a request like any other). */
   locked: number;
+  requests: RequestsByKind;
   byRoute: Record<string, Record<string, number>>;
   rateLimited: number;
   statusWrites: number;
@@ -75,26 +81,37 @@ function mean(metrics: string, name: string, filter: string): number | undefined
   return count === 0 ? undefined : (counterTotal(metrics, `${name}_sum`, filter) / count) * 1000;
 }
 
-/**
- * The emulator's own record of the operation durations it drew: the busiest project's sum is how
- * long its operations take one after another, whatever the client does.
- */
-async function busiestProjectMs(adminUrl: string): Promise<number> {
-  const response = await fetch(`${adminUrl}/operations/durations`);
-  const body = (await response.json()) as { projects: Record<string, { drawn_ms: number }> };
-  return Math.max(0, ...Object.values(body.projects).map((p) => p.drawn_ms));
+/** Where the requests went, from the emulator's counters by route and status. */
+export function requestsByKind(
+  byRoute: Record<string, Record<string, number>>,
+  total: number,
+): RequestsByKind {
+  const creates = byRoute["POST /projects/:project_id/endpoints"]?.["201"] ?? 0;
+  const locked = sum(Object.values(byRoute).map((s) => s["423"] ?? 0));
+  // A 423 or 429 of a list is counted once, as a 423 or under "others".
+  const ok = (route: string) => byRoute[route]?.["200"] ?? 0;
+  const operationsLists = ok("GET /projects/:project_id/operations");
+  const endpointLists = ok("GET /projects/:project_id/endpoints");
+  return {
+    creates,
+    locked,
+    operationsLists,
+    endpointLists,
+    others: total - creates - locked - operationsLists - endpointLists,
+  };
 }
 
 export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<ConvergenceResult> {
+  const { shape } = o;
   const namespace = `bench-${o.label}`;
-  const all = placements(o.endpoints, o.projects, o.label);
+  const all = placements(shape.endpoints, shape.projects, o.label);
   const projectIds = [...new Set(all.map((p) => p.projectId))];
   const emulator = await startEmulator({
     seed: seedFor(all, projectIds),
-    operationDurationMs: o.operationMs,
-    operationDurationJitter: o.jitter,
-    randomSeed: o.randomSeed,
-    lockScope: o.lockScope,
+    operationDurationMs: shape.operationMs,
+    operationDurationJitter: shape.jitter,
+    randomSeed: shape.randomSeed,
+    lockScope: shape.lockScope,
     requestLogSize: o.trace ? 200_000 : 0,
   });
   const { watch, operator } = await operatorInNamespace(lab, {
@@ -106,9 +123,7 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
   });
   try {
     const before = operator.sample();
-    o.say(
-      `  ${o.label}: applying ${o.endpoints} ComputeEndpoints over ${o.projects} projects (${o.flags.join(" ") || "defaults"})`,
-    );
+    o.say(`  ${o.label}: applying ${describeShape(shape)} (${o.flags.join(" ") || "operator defaults"})`);
     const started = Date.now();
     const applyMs = await applyAll(
       lab,
@@ -116,14 +131,18 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
       `${o.label}.yaml`,
       all.map((p) => manifest(p, namespace)),
     );
-    const { timedOut } = await untilReady(watch, o.endpoints, operator, o.timeoutMs, (ready, seconds) =>
-      o.say(`  ${o.label}: ${ready}/${o.endpoints} Ready after ${seconds} s`),
+    const { timedOut } = await untilReady(watch, shape.endpoints, operator, o.timeoutMs, (ready, seconds) =>
+      o.say(`  ${o.label}: ${ready}/${shape.endpoints} Ready after ${seconds} s`),
     );
     const elapsedMs = Date.now() - started;
+    // Counted before the bench reads the drawn durations back (its own requests are not the operator's).
     const counters = emulator.requestLog.counters();
-    const serialFloorMs = await busiestProjectMs(emulator.adminUrl);
-    const rateFloorMs = (o.endpoints / 700) * 60_000 + o.operationMs;
     const after = operator.sample();
+    const drawn = new Map<string, number[]>();
+    for (const projectId of projectIds) {
+      drawn.set(projectId, await durationsOf(emulator.url, emulator.bootstrapKey, projectId));
+    }
+    const floor = floorOf(shape, drawn);
     const metrics = await operator.metrics();
     const tracked = [...watch.tracked.values()];
     const latencies = tracked.flatMap((t) => (t.readyAt === undefined ? [] : [t.readyAt - t.addedAt]));
@@ -148,18 +167,17 @@ export async function runConvergence(lab: Lab, o: ConvergenceOptions): Promise<C
     return {
       label: o.label,
       flags: o.flags,
-      endpoints: o.endpoints,
-      projects: o.projects,
+      endpoints: shape.endpoints,
+      projects: shape.projects,
       ready: watch.ready,
       allReadyMs: timedOut ? undefined : Math.max(...readyTimes) - started,
       elapsedMs,
       applyMs,
-      lockScope: o.lockScope,
-      floorMs: Math.max(rateFloorMs, serialFloorMs),
-      rateFloorMs,
-      serialFloorMs,
+      shape,
+      floor,
       platformRequests: counters.total,
       locked: sum(Object.values(counters.by_route).map((s) => s["423"] ?? 0)),
+      requests: requestsByKind(counters.by_route, counters.total),
       byRoute: counters.by_route,
       rateLimited: sum(Object.values(counters.by_route).map((s) => s["429"] ?? 0)),
       statusWrites: sum(tracked.map((t) => t.statusWrites)),

@@ -5,15 +5,9 @@
 // written beside the operator's log; never asserted.
 import { writeFile } from "node:fs/promises";
 import type { RequestLogEntry } from "../../tools/emulator/index.ts";
+import { byBench, operationsOf } from "./records.ts";
 import { percentile, seconds, sum } from "./stats.ts";
 import type { Placement } from "./workload.ts";
-
-interface OperationRecord {
-  id: string;
-  action: string;
-  status: string;
-  total_duration_ms: number;
-}
 
 export interface ProjectTrace {
   projectId: string;
@@ -31,6 +25,10 @@ export interface ProjectTrace {
   /** From the project's last operation's end to its last resource Ready. */
   tailMs: number;
   operationLists: number;
+  /** Operations lists made after the project's last accepted create (its changes all sent). */
+  listsAfterLastSend: number;
+  /** 423s by how many creates of the project had been accepted before them (0, 1, 2, 3 or more): the first ones are the gate learning. */
+  lockedByTurn: number[];
 }
 
 export interface RunTrace {
@@ -39,18 +37,9 @@ export interface RunTrace {
   reasons: Record<string, { resources: number; p50Ms: number | undefined }>;
   /** Median, over all resources, of apply-to-Ready minus the resource's operation end: how late readiness was seen. */
   readySeenAfterEndP50Ms: number | undefined;
-}
-
-/** Every operation of a project, newest first, through the public API with the run's key. */
-async function operationsOf(url: string, apiKey: string, projectId: string): Promise<OperationRecord[]> {
-  for (let attempt = 0; ; attempt++) {
-    const response = await fetch(`${url}/projects/${projectId}/operations?limit=1000`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    if (response.ok) return ((await response.json()) as { operations: OperationRecord[] }).operations;
-    if (attempt > 20) throw new Error(`listing operations of ${projectId}: ${response.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  /** The same, split: operations that ended while their project still had creates to send, and after. */
+  readySeenWhileSendingP50Ms: number | undefined;
+  readySeenAfterLastSendP50Ms: number | undefined;
 }
 
 export async function traceRun(o: {
@@ -68,11 +57,13 @@ export async function traceRun(o: {
   const projectIds = [...new Set(o.placements.map((p) => p.projectId))];
   const projects: ProjectTrace[] = [];
   const readySeenAfterEnd: number[] = [];
+  const readySeenWhileSending: number[] = [];
+  const readySeenAfterLastSend: number[] = [];
   for (const projectId of projectIds) {
     const operations = (await operationsOf(o.url, o.apiKey, projectId)).reverse();
     const path = `/api/v2/projects/${projectId}/`;
     const mine = o.log
-      .filter((e) => e.path.startsWith(path))
+      .filter((e) => e.path.startsWith(path) && !byBench(e))
       .map((e) => ({ ...e, at: Date.parse(e.time) }))
       .sort((a, b) => a.at - b.at);
     const mutations = mine.filter((e) => e.method !== "GET");
@@ -96,10 +87,20 @@ export async function traceRun(o: {
     });
     // Readiness is per resource; the resources of a project became Ready in the order of their operations' ends.
     const sortedReady = [...readies].sort((a, b) => a - b);
+    const lastSend = accepted.at(-1)?.at ?? o.appliedAt;
     sortedReady.forEach((t, i) => {
       const end = ends[i];
-      if (end !== undefined) readySeenAfterEnd.push(t - end);
+      if (end === undefined) return;
+      readySeenAfterEnd.push(t - end);
+      (end < lastSend ? readySeenWhileSending : readySeenAfterLastSend).push(t - end);
     });
+    const lockedByTurn = [0, 0, 0, 0];
+    for (const e of mutations) {
+      if (e.status !== 423) continue;
+      const before = accepted.filter((a) => a.at < e.at).length;
+      lockedByTurn[Math.min(3, before)]!++;
+    }
+    const lists = mine.filter((e) => e.route.endsWith("/operations") && e.method === "GET");
     projects.push({
       projectId,
       creates: accepted.length,
@@ -109,7 +110,9 @@ export async function traceRun(o: {
       lockedEarly,
       busyMs: sum(operations.map((op) => op.total_duration_ms)),
       tailMs: Math.max(0, ...readies) - lastEnd,
-      operationLists: mine.filter((e) => e.route.endsWith("/operations") && e.method === "GET").length,
+      operationLists: lists.length,
+      listsAfterLastSend: lists.filter((e) => e.at > lastSend).length,
+      lockedByTurn,
     });
   }
   const spans = new Map<string, number[]>();
@@ -123,7 +126,13 @@ export async function traceRun(o: {
   const reasons = Object.fromEntries(
     [...spans].map(([reason, ms]) => [reason, { resources: ms.length, p50Ms: percentile(ms, 50) }]),
   );
-  const trace = { projects, reasons, readySeenAfterEndP50Ms: percentile(readySeenAfterEnd, 50) };
+  const trace = {
+    projects,
+    reasons,
+    readySeenAfterEndP50Ms: percentile(readySeenAfterEnd, 50),
+    readySeenWhileSendingP50Ms: percentile(readySeenWhileSending, 50),
+    readySeenAfterLastSendP50Ms: percentile(readySeenAfterLastSend, 50),
+  };
   await writeFile(o.file, JSON.stringify({ trace, log: o.log }, null, 1));
   return trace;
 }
@@ -136,8 +145,8 @@ export function describeTrace(trace: RunTrace): string[] {
   const worst = [...p].sort((a, b) => b.busyMs + b.idleMs - (a.busyMs + a.idleMs))[0];
   return [
     `trace: per project (mean of ${p.length}): first mutation ${avg((t) => t.firstSendMs)} after the apply; operations ${avg((t) => t.busyMs)}; lock idle between them ${avg((t) => t.idleMs)} (of it ${avg((t) => t.idleBeforeSendMs)} before any mutation was sent); tail to last Ready ${avg((t) => t.tailMs)}`,
-    `trace: 423s while the project's own operation ran: ${sum(p.map((t) => t.lockedEarly))}; operations lists ${sum(p.map((t) => t.operationLists))}`,
-    `trace: readiness seen after the operation's end, p50 ${seconds(trace.readySeenAfterEndP50Ms)}`,
+    `trace: 423s ${sum(p.map((t) => t.lockedEarly))}, by creates of the project accepted before them (0 / 1 / 2 / 3+): ${[0, 1, 2, 3].map((i) => sum(p.map((t) => t.lockedByTurn[i] ?? 0))).join(" / ")}; operations lists ${sum(p.map((t) => t.operationLists))}, of which after the project's last create ${sum(p.map((t) => t.listsAfterLastSend))}`,
+    `trace: readiness seen after the operation's end, p50 ${seconds(trace.readySeenAfterEndP50Ms)} (operations that ended while the project still had creates to send: ${seconds(trace.readySeenWhileSendingP50Ms)}; after its last create: ${seconds(trace.readySeenAfterLastSendP50Ms)})`,
     `trace: Ready reasons shown before Ready (resources, median time shown): ${Object.entries(trace.reasons)
       .map(([reason, r]) => `${reason} ${r.resources}, ${seconds(r.p50Ms)}`)
       .join("; ")}`,

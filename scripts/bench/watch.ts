@@ -21,7 +21,12 @@ interface Condition {
 
 export interface CepObject extends KubeObject {
   spec: Record<string, unknown>;
-  status?: { conditions?: Condition[]; endpointId?: string; observedGeneration?: number };
+  status?: {
+    conditions?: Condition[];
+    endpointId?: string;
+    observedGeneration?: number;
+    operations?: { id: string }[];
+  };
 }
 
 export interface Tracked {
@@ -33,6 +38,13 @@ export interface Tracked {
   lastStatus: string;
   /** Each Ready condition reason the resource showed, with when the bench first saw it (for --trace). */
   reasons: { at: number; reason: string }[];
+  /** Generation -> when the bench first saw the resource Ready at it. */
+  readyAtGeneration: Map<number, number>;
+  /** When the bench first saw a deletion timestamp on it, and when it saw it gone. */
+  deletingAt?: number;
+  goneAt?: number;
+  /** The operations its status last named (ids of the platform's operations of its last change). */
+  operationIds: string[];
 }
 
 function isReady(obj: CepObject): boolean {
@@ -54,6 +66,10 @@ export class CepWatch {
     this.informer.on({
       add: (obj) => this.see(obj),
       update: (_old, obj) => this.see(obj),
+      delete: (obj) => {
+        const t = this.tracked.get(obj.metadata.name ?? "");
+        if (t && t.goneAt === undefined) t.goneAt = Date.now();
+      },
     });
   }
 
@@ -91,6 +107,8 @@ export class CepWatch {
         generationSeenAt: new Map(),
         lastStatus: status,
         reasons: [],
+        readyAtGeneration: new Map(),
+        operationIds: [],
       };
       this.tracked.set(key, t);
     } else if (status !== t.lastStatus) {
@@ -101,6 +119,10 @@ export class CepWatch {
     if (reason !== undefined && t.reasons.at(-1)?.reason !== reason) t.reasons.push({ at: now, reason });
     const generation = obj.metadata.generation ?? 0;
     if (!t.generationSeenAt.has(generation)) t.generationSeenAt.set(generation, now);
+    if (obj.metadata.deletionTimestamp && t.deletingAt === undefined) t.deletingAt = now;
+    const operations = obj.status?.operations?.map((op) => op.id) ?? [];
+    if (operations.length > 0) t.operationIds = operations;
+    if (isReady(obj) && !t.readyAtGeneration.has(generation)) t.readyAtGeneration.set(generation, now);
     if (t.readyAt === undefined && isReady(obj)) {
       t.readyAt = now;
       this.readyCount++;
