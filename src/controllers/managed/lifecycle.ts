@@ -89,7 +89,13 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
             ready: ["True", "Observed", `${ready[2]}; observe-only`],
             synced: ["True", "Observed", "observe-only: nothing is changed on the platform"],
           }
-        : { ready, synced: ["True", "Synced", "the platform matches the spec"] },
+        : // As declared but not usable yet (an endpoint or branch the platform still starts): work
+          // under way that ends by itself, not a resource at rest (kstatus reads it as in progress).
+          {
+            ready,
+            synced: ["True", "Synced", "the platform matches the spec"],
+            reconciling: ready[0] !== "True",
+          },
     );
     let again = adapter.observeAfterMs?.(pass, observed);
     const details = adapter.connection?.(pass, observed);

@@ -295,6 +295,17 @@ describe("the managed lifecycle", () => {
     expect(condition(run.status, "Synced")).toMatchObject({ status: "True", reason: "Synced" });
   });
 
+  it("as declared but not usable yet, it reads as work under way (Reconciling), not at rest", async () => {
+    const world = new World();
+    world.thing = { id: "t-1", size: 1 };
+    const starting = kind(world, { ready: (t) => ["False", "ThingState", `thing ${t.id} is starting`] });
+    const run = await pass(starting, resource({}, { thingId: "t-1" }));
+    expect(world.sent).toEqual([]);
+    expect(condition(run.status, "Ready")).toMatchObject({ status: "False", reason: "ThingState" });
+    expect(condition(run.status, "Reconciling")?.status).toBe("True");
+    expect(condition(run.status, "Stalled")).toBeUndefined();
+  });
+
   it("observe-only reports and never changes", async () => {
     const world = new World();
     world.thing = { id: "t-1", size: 1 };
