@@ -224,6 +224,18 @@ export const ComputeEndpointStatus = z
           .describe(
             "Why a password reset was sent whose new password is not in the Secret yet (Rotation or NotStored); cleared once it is.",
           ),
+        address: z
+          .object({
+            host: z.string(),
+            port: z.int(),
+            pooledHost: z.string(),
+            pooledPort: z.int(),
+            sslmode: z.string(),
+          })
+          .optional()
+          .describe(
+            "Where the Secret says to connect (the platform's connection answer); the ConfigMap says the same.",
+          ),
       })
       .optional()
       .describe("The connection Secret (never the password)."),

@@ -40,6 +40,16 @@ export interface ConnectionSecretStatus {
   passwordRotatedAt?: string | undefined;
   /** Why a reset was sent whose new password is not in the Secret yet. */
   passwordReset?: string | undefined;
+  /** Where the Secret says to connect (never the password): what the ConfigMap states too. */
+  address?: ConnectionAddress | undefined;
+}
+
+export interface ConnectionAddress {
+  host: string;
+  port: number;
+  pooledHost: string;
+  pooledPort: number;
+  sslmode: string;
 }
 
 export interface ManagedObject<Status> extends KubeObject {
@@ -119,8 +129,11 @@ export interface Step {
 
 /** What a kind publishes while its platform object is up to date. */
 export interface ConnectionDetails {
-  /** Non-secret details (hosts, ids) in a ConfigMap the resource owns. */
-  configMap?: { name: string; data: Record<string, string> } | undefined;
+  /**
+   * Non-secret details (hosts, ids) in a ConfigMap the resource owns; with a connection Secret,
+   * `data` gets the address that Secret was written with, so both say the same.
+   */
+  configMap?: { name: string; data: (address?: ConnectionAddress) => Record<string, string> } | undefined;
   /** A Postgres role's connection Secret: the layer reads the password, or resets it as a change. */
   secret?: PostgresConnection | undefined;
 }
