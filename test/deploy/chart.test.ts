@@ -128,6 +128,8 @@ test.each([
   [{ replicaCount: "0" }, "/replicaCount"],
   [{ "platform.baseUrl": "console.neon.tech" }, "/platform/baseUrl"],
   [{ "extraArgs[0]": "resync-period=30m" }, "/extraArgs/0"],
+  // --set makes 8 a number; a container's variable is a string (Kubernetes would refuse the Deployment).
+  [{ "extraEnv[0].name": "NEON_OPERATOR_CONCURRENCY", "extraEnv[0].value": "8" }, "/extraEnv/0/value"],
   [{ "networkPolicy.httpsPorts": "{0}" }, "/networkPolicy/httpsPorts/0"],
 ])("a wrong value (%o) is refused, naming it", async (values, path) => {
   await expect(helmTemplate(values)).rejects.toThrow(path);
