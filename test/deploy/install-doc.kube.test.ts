@@ -10,13 +10,13 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { freePort } from "../../scripts/image/host.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
 import { loadSeedFile, startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { startControlPlane, type ControlPlane } from "../../tools/sandbox/controlplane.ts";
@@ -144,14 +144,6 @@ interface LocalOperator {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /**
  * Starts `node src/cli.ts` with the installed Deployment's args and environment (fieldRefs
  * resolved as the kubelet would), as its ServiceAccount. What differs from a pod: the platform is
@@ -237,6 +229,14 @@ async function stopOperator() {
 
 const endpointsOnPlatform = async () => (await platform.listEndpoints("demo-shop")).map((e) => e.id).sort();
 
+/** The API key, an install step, the operator started, then the grant, verify, try, metrics and upgrade steps. */
+async function installAndVerify(install: string, upgrade: string): Promise<void> {
+  await run("api-key");
+  await run(install);
+  await startOperator("neon-cloud-operator");
+  for (const step of [...grant("grant"), "verify", "try", "metrics", upgrade]) await run(step);
+}
+
 describe("docs/install.md", () => {
   test("every sh block is a step this test runs, or says why not", () => {
     const ran = new Set([
@@ -267,10 +267,7 @@ describe("docs/install.md", () => {
 
   test("with kustomize: install, verify, upgrade and uninstall, and the platform is as before", async () => {
     const before = await endpointsOnPlatform();
-    await run("api-key");
-    await run("install-kustomize");
-    await startOperator("neon-cloud-operator");
-    for (const step of [...grant("grant"), "verify", "try", "metrics", "upgrade-kustomize"]) await run(step);
+    await installAndVerify("install-kustomize", "upgrade-kustomize");
     expect((await endpointsOnPlatform()).length).toBe(before.length + 1);
     await run("uninstall-resources");
     expect(await endpointsOnPlatform()).toEqual(before);
@@ -282,10 +279,7 @@ describe("docs/install.md", () => {
 
   test("with Helm: install, verify, upgrade, a stuck resource let go by hand, and uninstall", async () => {
     const before = await endpointsOnPlatform();
-    await run("api-key");
-    await run("install-helm");
-    await startOperator("neon-cloud-operator");
-    for (const step of [...grant("grant"), "verify", "try", "metrics", "upgrade-helm"]) await run(step);
+    await installAndVerify("install-helm", "upgrade-helm");
     await run("uninstall-resources");
     expect(await endpointsOnPlatform()).toEqual(before);
 
