@@ -69,6 +69,11 @@ if (!grantsShipped) {
 }
 const grant = (step: string) => (grantsShipped ? [step] : []);
 
+/** A step's longest run: a wait in the docs allows minutes, which no step here needs. */
+const stepTimeoutMs = 60_000;
+/** A whole flow: its steps, the operator's start, namespaces deleted. */
+const flowTimeoutMs = 300_000;
+
 let steps: Map<string, DocStep>;
 let controlPlane: ControlPlane;
 let emulator: Emulator;
@@ -124,7 +129,12 @@ async function run(name: string, placeholders: Record<string, string> = {}): Pro
   const left = /<[a-z][a-z -]*>/.exec(script.replace(/<<'?EOF'?/g, ""));
   if (left) throw new Error(`step ${name} has a placeholder the test does not fill: ${left[0]}`);
   try {
-    const { stdout, stderr } = await exec("bash", ["-euo", "pipefail", "-c", script], { cwd: work, env });
+    // Within the test's time, so a step that hangs fails with its output (and the operator's).
+    const { stdout, stderr } = await exec("bash", ["-euo", "pipefail", "-c", script], {
+      cwd: work,
+      env,
+      timeout: stepTimeoutMs,
+    });
     output.push(stdout, stderr);
     return stdout;
   } catch (err) {
@@ -142,6 +152,8 @@ const kubectl = async (...args: string[]) =>
 /** The operator as a Deployment runs it, in a process of its own. */
 interface LocalOperator {
   stop(): Promise<void>;
+  /** Its last lines, for a failing step's message. */
+  tail(): string;
 }
 
 /**
@@ -215,7 +227,7 @@ async function startFromDeployment(namespace: string): Promise<LocalOperator> {
     await stop();
     throw new Error(`${String(err)}\n${lines.slice(-20).join("\n")}`, { cause: err });
   }
-  return { stop };
+  return { stop, tail: () => lines.slice(-20).join("\n") };
 }
 
 async function startOperator(namespace: string) {
@@ -265,71 +277,85 @@ describe("docs/install.md", () => {
     expect(named("namespaced-uninstall-resources", /^kubectl -n \S+ delete (\S+) --all/)).toEqual(plurals);
   });
 
-  test("with kustomize: install, verify, upgrade and uninstall, and the platform is as before", async () => {
-    const before = await endpointsOnPlatform();
-    await installAndVerify("install-kustomize", "upgrade-kustomize");
-    expect((await endpointsOnPlatform()).length).toBe(before.length + 1);
-    await run("uninstall-resources");
-    expect(await endpointsOnPlatform()).toEqual(before);
-    await stopOperator();
-    await run("uninstall-kustomize");
-    expect(await kubectl("get", "crd", "-o", "name")).toBe("");
-    expect(await kubectl("get", "namespaces", "-o", "name")).not.toContain("namespace/neon-cloud-operator");
-  });
+  test(
+    "with kustomize: install, verify, upgrade and uninstall, and the platform is as before",
+    async () => {
+      const before = await endpointsOnPlatform();
+      await installAndVerify("install-kustomize", "upgrade-kustomize");
+      expect((await endpointsOnPlatform()).length).toBe(before.length + 1);
+      await run("uninstall-resources");
+      expect(await endpointsOnPlatform()).toEqual(before);
+      await stopOperator();
+      await run("uninstall-kustomize");
+      expect(await kubectl("get", "crd", "-o", "name")).toBe("");
+      expect(await kubectl("get", "namespaces", "-o", "name")).not.toContain("namespace/neon-cloud-operator");
+    },
+    flowTimeoutMs,
+  );
 
-  test("with Helm: install, verify, upgrade, a stuck resource let go by hand, and uninstall", async () => {
-    const before = await endpointsOnPlatform();
-    await installAndVerify("install-helm", "upgrade-helm");
-    await run("uninstall-resources");
-    expect(await endpointsOnPlatform()).toEqual(before);
+  test(
+    "with Helm: install, verify, upgrade, a stuck resource let go by hand, and uninstall",
+    async () => {
+      const before = await endpointsOnPlatform();
+      await installAndVerify("install-helm", "upgrade-helm");
+      await run("uninstall-resources");
+      expect(await endpointsOnPlatform()).toEqual(before);
 
-    // The operator removed while a resource exists: its finalizer holds it, until removed by hand.
-    await run("try");
-    await stopOperator();
-    await run("uninstall-helm");
-    await kubectl("-n", "default", "delete", "computeendpoint", "shop-dev", "--wait=false");
-    expect(await kubectl("-n", "default", "get", "computeendpoint", "shop-dev", "-o", "name")).toContain(
-      "shop-dev",
-    );
-    await run("remove-finalizers", { "<name>": "shop-dev", "<namespace>": "default" });
-    await eventually(
-      async () =>
-        (await kubectl("-n", "default", "get", "computeendpoints", "-o", "name")).trim() === ""
-          ? true
-          : undefined,
-      { what: "the stuck ComputeEndpoint gone once its finalizer was removed" },
-    );
-    // Helm kept the CRDs (crds.keep), as the docs say; then they go by hand.
-    expect(await kubectl("get", "crd", "-o", "name")).toContain("computeendpoints.neoncloud.dev");
-    await run("uninstall-crds");
-    expect(await kubectl("get", "crd", "-o", "name")).toBe("");
-    // The endpoint let go of stays on the platform, as the docs warn.
-    expect((await endpointsOnPlatform()).length).toBe(before.length + 1);
-  });
+      // The operator removed while a resource exists: its finalizer holds it, until removed by hand.
+      await run("try");
+      await stopOperator();
+      await run("uninstall-helm");
+      await kubectl("-n", "default", "delete", "computeendpoint", "shop-dev", "--wait=false");
+      expect(await kubectl("-n", "default", "get", "computeendpoint", "shop-dev", "-o", "name")).toContain(
+        "shop-dev",
+      );
+      await run("remove-finalizers", { "<name>": "shop-dev", "<namespace>": "default" });
+      await eventually(
+        async () =>
+          (await kubectl("-n", "default", "get", "computeendpoints", "-o", "name")).trim() === ""
+            ? true
+            : undefined,
+        { what: "the stuck ComputeEndpoint gone once its finalizer was removed" },
+      );
+      // Helm kept the CRDs (crds.keep), as the docs say; then they go by hand.
+      expect(await kubectl("get", "crd", "-o", "name")).toContain("computeendpoints.neoncloud.dev");
+      await run("uninstall-crds");
+      expect(await kubectl("get", "crd", "-o", "name")).toBe("");
+      // The endpoint let go of stays on the platform, as the docs warn; its owner deletes it there.
+      const left = (await endpointsOnPlatform()).filter((id) => !before.includes(id));
+      expect(left).toHaveLength(1);
+      await platform.deleteEndpoint("demo-shop", left[0]!);
+    },
+    flowTimeoutMs,
+  );
 
-  test("one namespace: the administrator's part, the team's part, verify, upgrade and uninstall", async () => {
-    await run("namespaced-admin");
-    await run("namespaced-install");
-    await startOperator("team-a");
-    // Nothing cluster-wide is the team's: its operator holds no ClusterRoleBinding but the administrator's two.
-    const bindings = (await kubectl("get", "clusterrolebindings", "-o", "name")).split("\n");
-    expect(bindings.filter((b) => b.includes("neon-cloud-operator")).sort()).toEqual([
-      "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-grants-team-a",
-      "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-metrics-auth-team-a",
-    ]);
-    for (const step of [...grant("namespaced-grant"), "namespaced-verify", "upgrade-namespaced"])
-      await run(step);
-    const before = await endpointsOnPlatform();
-    await run("namespaced-uninstall-resources");
-    expect((await endpointsOnPlatform()).length).toBe(before.length - 1);
-    await stopOperator();
-    await run("namespaced-uninstall");
-    expect(await kubectl("-n", "team-a", "get", "deployments,roles,rolebindings,secrets", "-o", "name")).toBe(
-      "",
-    );
-    await run("uninstall-cluster");
-    expect(await kubectl("get", "crd", "-o", "name")).toBe("");
-  });
+  test(
+    "one namespace: the administrator's part, the team's part, verify, upgrade and uninstall",
+    async () => {
+      await run("namespaced-admin");
+      await run("namespaced-install");
+      await startOperator("team-a");
+      // Nothing cluster-wide is the team's: its operator holds no ClusterRoleBinding but the administrator's two.
+      const bindings = (await kubectl("get", "clusterrolebindings", "-o", "name")).split("\n");
+      expect(bindings.filter((b) => b.includes("neon-cloud-operator")).sort()).toEqual([
+        "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-grants-team-a",
+        "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-metrics-auth-team-a",
+      ]);
+      for (const step of [...grant("namespaced-grant"), "namespaced-verify", "upgrade-namespaced"])
+        await run(step);
+      const before = await endpointsOnPlatform();
+      await run("namespaced-uninstall-resources");
+      expect((await endpointsOnPlatform()).length).toBe(before.length - 1);
+      await stopOperator();
+      await run("namespaced-uninstall");
+      expect(
+        await kubectl("-n", "team-a", "get", "deployments,roles,rolebindings,secrets", "-o", "name"),
+      ).toBe("");
+      await run("uninstall-cluster");
+      expect(await kubectl("get", "crd", "-o", "name")).toBe("");
+    },
+    flowTimeoutMs,
+  );
 
   test("no step and no operator line printed the API key", () => {
     expect(output.join("\n")).not.toContain(emulator.bootstrapKey);
