@@ -15,7 +15,7 @@ import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
 import { loadConfig } from "../../src/config.ts";
-import { leaseRule, metricsAuthRules, operatorRules } from "../../src/api/rbac.ts";
+import { grantRules, identityRules, leaseRule, metricsAuthRules, operatorRules } from "../../src/api/rbac.ts";
 import { applyCredentialsSecret } from "../support/credentials.ts";
 import { startApiProxy, type ApiProxy, type ProxyLogEntry } from "../support/api-proxy.ts";
 import {
@@ -56,6 +56,15 @@ const grantedWithoutARequest: Record<string, string> = {
   "neoncloud.dev apikeys get": "the same",
   "neoncloud.dev branches get": "the same",
   "events.k8s.io events patch": "src/runtime/events.ts aggregates a repeated Event into its count by a patch",
+  // Issue 25: granted in deploy/ and the chart ahead of the Project kind's code; move each out of
+  // this table once that code is on main.
+  ...Object.fromEntries(
+    [
+      ...["get", "list", "watch", "patch"].map((v) => `neoncloud.dev projects ${v}`),
+      "neoncloud.dev projects/status patch",
+      "neoncloud.dev projects/finalizers update",
+    ].map((g) => [g, "used by code that lands from the lead: the Project kind (issue 25)"]),
+  ),
 };
 
 /** "group resource verb" of one request through the proxy, as RBAC sees it. */
@@ -82,10 +91,11 @@ function grantOf(entry: ProxyLogEntry): string | undefined {
   return `${group} ${subresource ? `${resource}/${subresource}` : resource} ${verb}`;
 }
 
-const granted = [...operatorRules, leaseRule, ...metricsAuthRules].flatMap((rule) =>
-  rule.apiGroups.flatMap((g) =>
-    rule.resources.flatMap((r) => rule.verbs.map((v) => `${g === "" ? "core" : g} ${r} ${v}`)),
-  ),
+const granted = [...operatorRules, ...grantRules, leaseRule, ...identityRules, ...metricsAuthRules].flatMap(
+  (rule) =>
+    rule.apiGroups.flatMap((g) =>
+      rule.resources.flatMap((r) => rule.verbs.map((v) => `${g === "" ? "core" : g} ${r} ${v}`)),
+    ),
 );
 
 let emulator: Emulator;
