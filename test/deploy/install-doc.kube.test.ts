@@ -8,7 +8,6 @@
 // RBAC. There is no node: the commands that need a running pod are replaced by a check of what they
 // name (needsAPod below, each with why); npm run e2e:node runs them in pods.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,14 +59,6 @@ const notRun: Record<string, string> = {
   "image-podman": "builds and pushes an image (npm run e2e builds it, test/e2e/image.e2e.ts)",
   outside: "runs the operator in the foreground, as this test does for every flow",
 };
-
-/** The CredentialsGrant kind ships with issue 23; until its CRD is in crds/, no grant can be applied. */
-const grantsShipped = existsSync(join(repoRoot, "crds", "credentialsgrants.yaml"));
-if (!grantsShipped) {
-  notRun.grant = "the CredentialsGrant CRD is not in crds/ yet (issue 23); runs once it is";
-  notRun["namespaced-grant"] = notRun.grant;
-}
-const grant = (step: string) => (grantsShipped ? [step] : []);
 
 /** A step's longest run: a wait in the docs allows minutes, which no step here needs. */
 const stepTimeoutMs = 60_000;
@@ -246,7 +237,7 @@ async function installAndVerify(install: string, upgrade: string): Promise<void>
   await run("api-key");
   await run(install);
   await startOperator("neon-cloud-operator");
-  for (const step of [...grant("grant"), "verify", "try", "metrics", upgrade]) await run(step);
+  for (const step of ["grant", "verify", "try", "metrics", upgrade]) await run(step);
 }
 
 describe("docs/install.md", () => {
@@ -257,8 +248,7 @@ describe("docs/install.md", () => {
       ...["upgrade-kustomize", "upgrade-namespaced", "upgrade-helm"],
       ...["uninstall-resources", "uninstall-kustomize", "uninstall-helm", "uninstall-crds"],
       ...["namespaced-uninstall-resources", "namespaced-uninstall", "uninstall-cluster", "remove-finalizers"],
-      ...grant("grant"),
-      ...grant("namespaced-grant"),
+      "grant",
     ]);
     expect([...steps.keys()].filter((s) => !ran.has(s) && !(s in notRun))).toEqual([]);
   });
@@ -341,8 +331,7 @@ describe("docs/install.md", () => {
         "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-grants-team-a",
         "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-metrics-auth-team-a",
       ]);
-      for (const step of [...grant("namespaced-grant"), "namespaced-verify", "upgrade-namespaced"])
-        await run(step);
+      for (const step of ["namespaced-verify", "upgrade-namespaced"]) await run(step);
       const before = await endpointsOnPlatform();
       await run("namespaced-uninstall-resources");
       expect((await endpointsOnPlatform()).length).toBe(before.length - 1);
