@@ -13,6 +13,7 @@ import { buildImage } from "../../../scripts/image/main.ts";
 import { importImage, nodeDown, nodeUp, type NodeCluster } from "../../../scripts/node/cluster.ts";
 import { existingHostPaths, fenceDrops } from "../../../scripts/node/host.ts";
 import { placements, seedFor } from "../../../scripts/bench/workload.ts";
+import { credentialsGrant } from "../../../src/api/grant.ts";
 import { PlatformClient } from "../../../src/platform/index.ts";
 import { startEmulator, type Emulator } from "../../../tools/emulator/index.ts";
 import { buildHelm } from "../../support/helm.ts";
@@ -38,6 +39,8 @@ const operatorNamespace = "neon-cloud-operator";
 const workNamespace = "e2e";
 /** Where the 1,000 endpoints of the memory scenario live, on projects of their own. */
 const scaleNamespace = "e2e-scale";
+/** A namespace no CredentialsGrant names: its resources get NotGranted from the operator's key. */
+const ungrantedNamespace = "e2e-ungranted";
 const scale = placements(1000, 20, "mem");
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
 /** deploy/base's and the chart's memory limit. */
@@ -75,7 +78,20 @@ beforeAll(async () => {
   });
   platform = new PlatformClient({ baseUrl: emulator.url, apiKey: emulator.bootstrapKey });
   kubectl = kubectlFor(cluster);
-  for (const ns of [workNamespace, scaleNamespace]) await kubectl(["create", "namespace", ns]);
+  for (const ns of [workNamespace, scaleNamespace, ungrantedNamespace])
+    await kubectl(["create", "namespace", ns]);
+  // The shipped installs grant nothing: the cluster administrator grants the operator's key to the
+  // namespaces that use it, as docs/install.md says. One namespace stays ungranted.
+  await kubectl(
+    ["apply", "-f", "-"],
+    JSON.stringify(
+      credentialsGrant("e2e", {
+        namespaces: [workNamespace, scaleNamespace],
+        projects: ["*"],
+        mintApiKeys: true,
+      }),
+    ),
+  );
 });
 
 afterAll(async () => {
@@ -335,6 +351,28 @@ describe("deploy/base on a real node", () => {
     await kubectl(["-n", workNamespace, "delete", "computeendpoint/web", "apikey/ci", "--timeout=120s"]);
     await gone("the endpoint", async () => !(await onBranch("br-dev")).includes(id ?? ""));
     await gone("the key", async () => (await listed()) === undefined);
+  });
+
+  it("refuses an ungranted namespace the operator's key with the documented reason, sending nothing", async () => {
+    const before = emulator.requestLog.latest().length;
+    await kubectl(
+      ["apply", "-f", "-"],
+      computeEndpoint("db", "br-feature", "read_write", ungrantedNamespace),
+    );
+    await kubectl([
+      "-n",
+      ungrantedNamespace,
+      "wait",
+      '--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=NotGranted',
+      "--timeout=120s",
+      "computeendpoint/db",
+    ]);
+    const sent = emulator.requestLog
+      .latest()
+      .slice(before)
+      .filter((e) => e.method !== "GET");
+    expect(sent).toEqual([]);
+    await kubectl(["-n", ungrantedNamespace, "delete", "computeendpoint/db", "--timeout=120s"]);
   });
 
   it("stays under its memory limit, by the kubelet's own figures; Node's heap limit fits inside it", async () => {
