@@ -79,16 +79,16 @@ export const operatorRules: readonly Rule[] = [
  */
 export const grantRules: readonly Rule[] = [
   {
-    why: "CredentialsGrants say which namespaces may use the operator's default credentials, for which projects; cluster administrators write them, the operator only reads them.",
+    why: "CredentialsGrants say which namespaces may use the operator's default credentials, for which projects; cluster administrators write them, the operator only reads them (an informer: list and watch, never a get by name).",
     apiGroups: [group],
     resources: [...clusterResources],
-    verbs: ["get", "list", "watch"],
+    verbs: ["list", "watch"],
   },
   {
-    why: "A grant's namespaceSelector matches namespaces by their labels.",
+    why: "A grant's namespaceSelector matches namespaces by their labels (an informer: list and watch).",
     apiGroups: [""],
     resources: ["namespaces"],
-    verbs: ["get", "list", "watch"],
+    verbs: ["list", "watch"],
   },
 ];
 
