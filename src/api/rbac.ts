@@ -14,19 +14,24 @@ export const operatorRules: readonly Rule[] = [
   {
     why: "Watch the resources (get when the cache lags behind the operator's own write) and add or remove the operator's finalizer (a JSON patch).",
     apiGroups: ["neoncloud.dev"],
-    resources: ["computeendpoints", "apikeys", "branches"],
+    resources: ["computeendpoints", "apikeys", "branches", "projects"],
     verbs: ["get", "list", "watch", "patch"],
   },
   {
     why: "Report state: status is a separate subresource, written by merge patches only.",
     apiGroups: ["neoncloud.dev"],
-    resources: ["computeendpoints/status", "apikeys/status", "branches/status"],
+    resources: ["computeendpoints/status", "apikeys/status", "branches/status", "projects/status"],
     verbs: ["patch"],
   },
   {
     why: "Owner references with blockOwnerDeletion on the Secrets and ConfigMaps the operator creates need update on the owner's finalizers subresource.",
     apiGroups: ["neoncloud.dev"],
-    resources: ["computeendpoints/finalizers", "apikeys/finalizers", "branches/finalizers"],
+    resources: [
+      "computeendpoints/finalizers",
+      "apikeys/finalizers",
+      "branches/finalizers",
+      "projects/finalizers",
+    ],
     verbs: ["update"],
   },
   {

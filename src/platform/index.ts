@@ -53,7 +53,6 @@ export type {
   ProjectMutation,
   ProjectPatch,
   ProjectSettings,
-  ProjectSettingsPatch,
 } from "./project-schemas.ts";
 export type { ConnectionUriQuery, PasswordReset } from "./role-schemas.ts";
 export type {

@@ -13,6 +13,30 @@ import { endpointWire, operationWire } from "./schemas.ts";
 const timestamp = z.string();
 const count = z.number().int().optional();
 
+/** The project's settings the operator manages (camelCase of `ProjectSettingsData`). */
+export interface ProjectSettings {
+  quota?: {
+    activeTimeSeconds?: number | undefined;
+    computeTimeSeconds?: number | undefined;
+    writtenDataBytes?: number | undefined;
+    dataTransferBytes?: number | undefined;
+    logicalSizeBytes?: number | undefined;
+  };
+  allowedIps?: { ips?: string[] | undefined; protectedBranchesOnly?: boolean | undefined };
+  enableLogicalReplication?: boolean | undefined;
+  maintenanceWindow?: { weekdays: number[]; startTime: string; endTime: string };
+  blockPublicConnections?: boolean | undefined;
+  blockVpcConnections?: boolean | undefined;
+}
+
+/** What new endpoints of the project start with (`DefaultEndpointSettings`). */
+export interface DefaultEndpointSettings {
+  autoscalingLimitMinCu?: number | undefined;
+  autoscalingLimitMaxCu?: number | undefined;
+  suspendTimeoutSeconds?: number | undefined;
+  pgSettings?: Record<string, string> | undefined;
+}
+
 const settingsWire = z
   .object({
     quota: z
@@ -34,7 +58,7 @@ const settingsWire = z
     block_public_connections: z.boolean().optional(),
     block_vpc_connections: z.boolean().optional(),
   })
-  .transform((s) => ({
+  .transform((s): ProjectSettings => ({
     quota: s.quota && {
       activeTimeSeconds: s.quota.active_time_seconds,
       computeTimeSeconds: s.quota.compute_time_seconds,
@@ -56,9 +80,6 @@ const settingsWire = z
     blockVpcConnections: s.block_vpc_connections,
   }));
 
-/** The project's settings the operator manages (`ProjectSettingsData`). */
-export type ProjectSettings = z.output<typeof settingsWire>;
-
 const defaultEndpointSettingsWire = z
   .object({
     autoscaling_limit_min_cu: z.number().optional(),
@@ -66,15 +87,12 @@ const defaultEndpointSettingsWire = z
     suspend_timeout_seconds: z.number().int().optional(),
     pg_settings: z.record(z.string(), z.string()).optional(),
   })
-  .transform((d) => ({
+  .transform((d): DefaultEndpointSettings => ({
     autoscalingLimitMinCu: d.autoscaling_limit_min_cu,
     autoscalingLimitMaxCu: d.autoscaling_limit_max_cu,
     suspendTimeoutSeconds: d.suspend_timeout_seconds,
     pgSettings: d.pg_settings,
   }));
-
-/** What new endpoints of the project start with (`DefaultEndpointSettings`). */
-export type DefaultEndpointSettings = z.output<typeof defaultEndpointSettingsWire>;
 
 export const projectWire = z
   .object({
@@ -138,17 +156,12 @@ export const projectsPageWire = z.object({
   pagination: z.object({ cursor: z.string().optional() }).optional(),
 });
 
-/** What a project's settings may be set to (camelCase of `ProjectSettingsData`); what is left out is not sent. */
-export type ProjectSettingsPatch = {
-  [K in keyof ProjectSettings]?: NonNullable<ProjectSettings[K]>;
-};
-
 /** What may change on a project (`ProjectUpdateRequest.project`). */
 export interface ProjectPatch {
   name?: string;
   historyRetentionSeconds?: number;
   defaultEndpointSettings?: DefaultEndpointSettings;
-  settings?: ProjectSettingsPatch;
+  settings?: ProjectSettings;
 }
 
 /** A new project (`ProjectCreateRequest.project`): the patch's fields and what is fixed at creation. */
@@ -171,7 +184,7 @@ function given(wire: Record<string, unknown>): Record<string, unknown> {
   return wire;
 }
 
-function settingsBody(s: ProjectSettingsPatch): Record<string, unknown> {
+function settingsBody(s: ProjectSettings): Record<string, unknown> {
   return given({
     quota: s.quota && {
       ...given({

@@ -27,15 +27,11 @@ const isMetricsAuth = (m: Manifest) => metricsAuthRoles.includes(m.metadata.name
 
 /** The operator's grants on the resources it manages, in every watched namespace. */
 const watchedNamespaceGrants = [
-  ...["computeendpoints", "apikeys", "branches"].flatMap((r) =>
-    ["get", "list", "watch", "patch"].map((v) => `neoncloud.dev ${r} ${v}`),
-  ),
-  "neoncloud.dev computeendpoints/status patch",
-  "neoncloud.dev apikeys/status patch",
-  "neoncloud.dev branches/status patch",
-  "neoncloud.dev computeendpoints/finalizers update",
-  "neoncloud.dev apikeys/finalizers update",
-  "neoncloud.dev branches/finalizers update",
+  ...["computeendpoints", "apikeys", "branches", "projects"].flatMap((r) => [
+    ...["get", "list", "watch", "patch"].map((v) => `neoncloud.dev ${r} ${v}`),
+    `neoncloud.dev ${r}/status patch`,
+    `neoncloud.dev ${r}/finalizers update`,
+  ]),
   ...["get", "list", "watch", "create", "patch", "delete"].map((v) => `core secrets ${v}`),
   ...["list", "watch", "create", "patch"].map((v) => `core configmaps ${v}`),
   "events.k8s.io events create",
