@@ -2,7 +2,12 @@
 // declared in Kubernetes. Created, or adopted by spec.projectId; kept when its resource goes
 // unless the spec says deletionPolicy: Delete; never replaced.
 import { z } from "zod";
-import { ComputeEndpointStatus, ComputeUnits, ConnectionSecret } from "./computeendpoint.ts";
+import {
+  ComputeEndpointSpec,
+  ComputeEndpointStatus,
+  ComputeUnits,
+  ConnectionSecret,
+} from "./computeendpoint.ts";
 import { Conditions } from "./conditions.ts";
 import { SecretKeyRef, boundedDuration, cel, platformId, type CelRule } from "./fields.ts";
 import { defineKind } from "./kind.ts";
@@ -87,10 +92,9 @@ export type ProjectSettings = z.infer<typeof ProjectSettings>;
 export const DefaultEndpointSettings = z
   .object({
     computeUnits: ComputeUnits.optional(),
-    autosuspend: z
-      .union([z.literal("never"), boundedDuration("autosuspend", "60s", "168h")])
-      .optional()
-      .describe('Inactivity before a new endpoint suspends: 1m to 168h, or "never".'),
+    autosuspend: ComputeEndpointSpec.shape.autosuspend.describe(
+      'Inactivity before a new endpoint suspends: 1m to 168h, or "never".',
+    ),
     pgSettings: z.record(z.string(), z.string()).optional().describe("Postgres settings of new endpoints."),
   })
   .describe(
