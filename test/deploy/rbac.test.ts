@@ -32,8 +32,8 @@ const watched = [
 
 /** Cluster-scoped reads, in every install: who is granted the default credentials. */
 const grantReads = [
-  ...["get", "list", "watch"].map((v) => `neoncloud.dev credentialsgrants ${v}`),
-  ...["get", "list", "watch"].map((v) => `core namespaces ${v}`),
+  ...["list", "watch"].map((v) => `neoncloud.dev credentialsgrants ${v}`),
+  ...["list", "watch"].map((v) => `core namespaces ${v}`),
 ];
 
 /** Secure metrics: the two reviews (cluster-scoped APIs). */

@@ -6,6 +6,7 @@ import type { Controller, KubeObject } from "../../runtime/index.ts";
 import { managedController } from "../managed/controller.ts";
 import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
+import { projectMaker, projectReferences } from "../project/index.ts";
 import { Branches, type ObservedBranch } from "./adapter.ts";
 import type { BranchStep } from "./steps.ts";
 
@@ -36,6 +37,11 @@ function branchManagedKind(
     recorded: (status) => status.branchId,
     projectOf: (spec) => spec.projectId,
     references: [
+      // A Project of the namespace: its project, and its default branch adopted (no second one).
+      ...projectReferences<BranchSpec, BranchStatus>(
+        { switch: "defaultBranch", on: (spec) => spec.projectRef?.defaultBranch === true },
+        [["defaultBranchId", "branchId"]],
+      ),
       {
         // Another Branch of the namespace to create from, once it is Ready; an existing branch
         // no longer needs its parent resource.
@@ -47,6 +53,7 @@ function branchManagedKind(
         createOnly: true,
       },
     ],
+    projectMakers: [projectMaker],
     adapter: new Branches(options),
   };
 }

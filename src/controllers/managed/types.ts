@@ -159,6 +159,22 @@ export interface Reference<Spec, Status> {
   recorded?(status: Status): string | undefined;
 }
 
+/**
+ * A kind whose resources make projects (Project): a project one of them created is usable by the
+ * other resources of its namespace on the operator's default credentials, as a CredentialsGrant's
+ * `createProjects` promises, once the platform confirms that resource made it.
+ */
+export interface ProjectMaker {
+  kind: ResourceKind;
+  /** The project the resource created (not one it adopted), as its status records it. */
+  created(obj: KubeObject): string | undefined;
+  /**
+   * Whether the platform shows `projectId` made by the resource whose owner mark is `mark`: a
+   * status can be written by whoever may write it, the mark on the platform only by the operator.
+   */
+  confirm(client: PlatformClient, projectId: string, mark: string, signal: AbortSignal): Promise<boolean>;
+}
+
 /** The platform-facing verbs of one kind, and its plan. */
 export interface Adapter<Spec, Status, Obj, S extends Step> {
   /** The platform object the resource stands for: by adopted id, recorded id, or its mark. */
@@ -223,10 +239,15 @@ export interface ManagedKind<Spec, Status extends ManagedStatus, Obj, S extends 
    * claimant before a create (a branch's one read-write endpoint).
    */
   claims?(spec: Spec, status: Status): string[];
-  /** The project the resource acts in, once references are resolved (messages, grants). */
-  projectOf?(spec: Spec): string | undefined;
+  /**
+   * The project the resource acts in, once references are resolved (waiting for its operations,
+   * messages): from the spec, or the status where the resource made the project itself.
+   */
+  projectOf?(spec: Spec, status: Status): string | undefined;
   /** What the resource asks of the operator's default credentials (CredentialsGrant). */
   access(spec: Spec): GrantRequest;
   references?: readonly Reference<Spec, Status>[];
+  /** Kinds whose resources make the projects this one may act in (a Project's project). */
+  projectMakers?: readonly ProjectMaker[];
   adapter: Adapter<Spec, Status, Obj, S>;
 }
