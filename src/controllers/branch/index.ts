@@ -6,8 +6,8 @@ import type { Controller, KubeObject } from "../../runtime/index.ts";
 import { managedController } from "../managed/controller.ts";
 import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
-import { Branches, type ObservedBranch } from "./adapter.ts";
-import type { BranchStep } from "./steps.ts";
+import { Branches } from "./adapter.ts";
+import type { BranchStep, ObservedBranch } from "./plan.ts";
 
 export interface BranchObject extends KubeObject {
   spec: BranchSpec;
