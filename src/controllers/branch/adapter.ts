@@ -1,7 +1,6 @@
 // The Branch adapter: the platform verbs of a branch. It finds the branch in the project's shared
 // snapshot, creates it from its parent with its owner mark, makes the one change its plan names
-// (plan.ts: the rules), and deletes it. A branch gone since it was recorded is reported, never
-// recreated.
+// (plan.ts), and deletes it. A branch gone since it was recorded is reported, never recreated.
 import type { BranchSpec, BranchStatus } from "../../api/branch.ts";
 import { restoredFromParentAtAnnotation } from "../../api/group.ts";
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from "../../platform/index.ts";
@@ -27,11 +26,7 @@ export class Branches implements Adapter<BranchSpec, S, Observed, rules.BranchSt
     this.resyncMs = options.resyncPeriodMs ?? 600_000;
   }
 
-  /**
-   * The branch this resource stands for: by id (adopted or recorded), else by its owner mark or
-   * name. Roles and databases are listed (two GETs) only on a usable branch whose status does not
-   * show all the spec names, or on a new generation: not on every poll.
-   */
+  /** By id (adopted or recorded), else by owner mark or name; with its content when unknown. */
   async find(pass: BrPass): Promise<Observed | undefined> {
     const { spec, status, client, mark } = pass;
     const id = spec.branchId ?? status.branchId;
@@ -88,8 +83,7 @@ export class Branches implements Adapter<BranchSpec, S, Observed, rules.BranchSt
         name: rules.desiredName(spec, pass.mark),
         protected: spec.protected,
         expiresAt: rules.creationExpiry(spec, pass.now()),
-        // The owner mark: whose branch it is after a lost answer, a lost status or a restore, and
-        // for another installation on the account.
+        // The owner mark: whose it is after a lost answer or status, a restore, to other installations.
         annotations: { [rules.ownerAnnotation]: pass.mark },
       },
       pass.mutation(),
@@ -181,9 +175,8 @@ export class Branches implements Adapter<BranchSpec, S, Observed, rules.BranchSt
     if (branchName === undefined) return branchId;
     const named = (list: readonly Observed[]) => list.find((b) => b.name === branchName);
     const found = await lookUp(pass.obj, this.resyncMs, branches(pass), named);
-    if (!found)
-      throw notFound("ParentNotFound", `no branch named ${branchName} in project ${pass.spec.projectId}`);
-    return found.id;
+    if (found) return found.id;
+    throw notFound("ParentNotFound", `no branch named ${branchName} in project ${pass.spec.projectId}`);
   }
 }
 

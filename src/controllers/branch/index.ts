@@ -1,6 +1,6 @@
 // Branch: a branch of a project, kept as its resource declares. The kind is its schema
 // (src/api/branch.ts), its policies and references below, and its adapter (adapter.ts) with its
-// plan (plan.ts, steps.ts); everything else is the managed layer's.
+// plan (plan.ts); everything else is the managed layer's.
 import { BranchSpec, branchKind, type BranchStatus } from "../../api/branch.ts";
 import type { Controller, KubeObject } from "../../runtime/index.ts";
 import { managedController } from "../managed/controller.ts";

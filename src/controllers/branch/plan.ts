@@ -14,6 +14,7 @@ type Change =
   | { change: "createRole"; name: string }
   | { change: "createDatabase"; name: string; owner: string };
 export type BranchStep = Step & Change;
+type BrPass = Pass<BranchSpec, BranchStatus>;
 
 /** Each change's event action and condition reason. */
 const words: Record<Change["change"], [action: string, reason: string]> = {
@@ -28,8 +29,8 @@ function step(change: Change, message: string): BranchStep {
   return { ...change, action, reason, message };
 }
 
-/** Why the spec cannot be done as it stands, in words naming the field or annotation. */
-type Refusal = { problem: string };
+/** The next step, or why the spec cannot be done as it stands (words naming the field or annotation). */
+type Next = BranchStep | { problem: string };
 
 /** The roles and databases a branch has: as listed this pass, or as its status last showed them. */
 export type BranchContent = Required<Pick<BranchStatus, "roles" | "databases">>;
@@ -42,8 +43,8 @@ export const ownerAnnotation = "neoncloud.dev/owner";
 export const markOf = (branch: Branch) => branch.annotations?.[ownerAnnotation];
 
 /**
- * The spec's name, else the owner mark (known before the create is sent, so a branch whose answer
- * was lost is found again); none for an adopted branch the spec does not rename.
+ * The spec's name, else the owner mark (known before the create, so a lost answer's branch is found
+ * again); none for an adopted branch the spec does not rename.
  */
 export function desiredName(spec: BranchSpec, mark: string): string | undefined {
   return spec.name ?? (spec.branchId ? undefined : mark);
@@ -59,10 +60,7 @@ export function expired(expiresAt: string | undefined, now: Date): boolean {
   return expiresAt !== undefined && Date.parse(expiresAt) <= now.getTime();
 }
 
-/**
- * The create's expiry: `expiresAt` as written, or now + `ttl` in whole seconds as the platform
- * writes timestamps (computed this once; afterwards the branch's own is kept).
- */
+/** The create's expiry: `expiresAt`, or now + `ttl` in whole seconds (computed once; then the branch's). */
 export function creationExpiry(spec: BranchSpec, now: Date): string | undefined {
   if (spec.expiresAt !== undefined || spec.ttl === undefined) return spec.expiresAt;
   const ms = parseDuration(spec.ttl);
@@ -102,14 +100,11 @@ export function plan(spec: BranchSpec, branch: Branch, mark: string, now: Date):
  * roles, then missing databases (their owners must exist). While the resource is being deleted,
  * only the unprotect the deletion needs. A refusal of the spec as it stands still shows the branch.
  */
-export function nextStep(
-  pass: Pass<BranchSpec, BranchStatus>,
-  branch: ObservedBranch,
-): BranchStep | undefined {
+export function nextStep(pass: BrPass, branch: ObservedBranch): BranchStep | undefined {
   const { spec, obj } = pass;
   const update = (patch: BranchPatch) =>
     step({ change: "update", patch }, `updating ${Object.keys(patch).join(", ")} of branch ${branch.id}`);
-  const refused = (reason: string, next: BranchStep | Refusal | undefined) => {
+  const refused = (reason: string, next: Next | undefined) => {
     if (!next || !("problem" in next)) return next;
     throw new Problem(reason, next.problem, { retry: "onChange", status: branchStatus(branch, pass) });
   };
@@ -150,7 +145,7 @@ export function restoreRequested(annotation: string | undefined, status: BranchS
 }
 
 /** The reset from the parent the annotation asks for, or why it cannot be done (no parent). */
-export function restoreStep(branch: Pick<Branch, "id" | "parentId">, value: string): BranchStep | Refusal {
+export function restoreStep(branch: Pick<Branch, "id" | "parentId">, value: string): Next {
   const { id, parentId } = branch;
   const asked = `${resetAnnotation}=${value}`;
   if (parentId === undefined) {
@@ -169,8 +164,8 @@ function missing(spec: BranchSpec, has: BranchContent) {
 }
 
 /**
- * Whether roles and databases must be listed this pass: the spec names some the status does not
- * show, or a new generation (so one deleted elsewhere is noticed on a spec change).
+ * Whether roles and databases must be listed this pass (two GETs, not on every poll): the spec names
+ * some the status does not show, or a new generation (so one deleted elsewhere is noticed then).
  */
 export function contentUnknown(spec: BranchSpec, status: BranchStatus, generation?: number): boolean {
   if (!spec.roles?.length && !spec.databases?.length) return false;
@@ -192,22 +187,14 @@ export function contentStatus(spec: BranchSpec, has: BranchContent): BranchConte
  * owner is neither on the branch nor in spec.roles is an error naming the field (the API server
  * cannot check it: the branch's roles come from its parent too).
  */
-export function contentStep(
-  spec: BranchSpec,
-  has: BranchContent,
-  id: string,
-): BranchStep | Refusal | undefined {
+export function contentStep(spec: BranchSpec, has: BranchContent, id: string): Next | undefined {
   const { role, i, db } = missing(spec, has);
   if (role !== undefined)
     return step({ change: "createRole", name: role }, `creating role ${role} on branch ${id}`);
   if (db === undefined) return undefined;
   const { name, owner } = db;
-  if (!has.roles.includes(owner))
-    return {
-      problem: `spec.databases[${i}].owner: role ${owner} is neither in spec.roles nor on branch ${id}`,
-    };
-  return step(
-    { change: "createDatabase", name, owner },
-    `creating database ${name} owned by ${owner} on branch ${id}`,
-  );
+  const problem = `spec.databases[${i}].owner: role ${owner} is neither in spec.roles nor on branch ${id}`;
+  if (!has.roles.includes(owner)) return { problem };
+  const message = `creating database ${name} owned by ${owner} on branch ${id}`;
+  return step({ change: "createDatabase", name, owner }, message);
 }
