@@ -1,14 +1,14 @@
 // Branch: a branch of a project, kept as its resource declares. The kind is its schema
 // (src/api/branch.ts), its policies and references below, and its adapter (adapter.ts) with its
-// plan (plan.ts, steps.ts); everything else is the managed layer's.
+// plan (plan.ts); everything else is the managed layer's.
 import { BranchSpec, branchKind, type BranchStatus } from "../../api/branch.ts";
 import type { Controller, KubeObject } from "../../runtime/index.ts";
 import { managedController } from "../managed/controller.ts";
 import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
 import { projectMaker, projectReferences } from "../project/index.ts";
-import { Branches, type ObservedBranch } from "./adapter.ts";
-import type { BranchStep } from "./steps.ts";
+import { Branches } from "./adapter.ts";
+import type { BranchStep, ObservedBranch } from "./plan.ts";
 
 export interface BranchObject extends KubeObject {
   spec: BranchSpec;
