@@ -37,7 +37,10 @@ describe("ComputeEndpoint admission", () => {
     [{ autosuspend: "soon" }, "spec.autosuspend"],
     [{ type: "replica" }, 'spec.type: Unsupported value: "replica"'],
     [{ projectId: "Not_An_Id" }, "spec.projectId"],
-    [{ managementPolicy: "ObserveOnly" }, "managementPolicy ObserveOnly needs an endpointId to observe"],
+    [
+      { managementPolicy: "ObserveOnly" },
+      "managementPolicy ObserveOnly needs an endpointId (or projectRef.defaultEndpoint) to observe",
+    ],
   ])("refuses %j with a message naming the rule", async (spec, message) => {
     await expect(apply("bad", spec)).rejects.toThrow(message);
   });
