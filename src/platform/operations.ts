@@ -213,6 +213,11 @@ export class OperationsTracker {
   private endedBefore = Number.NEGATIVE_INFINITY;
   /** Presumed ends a later pass may confirm: id -> creation time of the change that proved it. */
   private readonly unverified = new Map<string, number>();
+  /**
+   * The operations changes' answers started, as answered: a caller knows its own from its
+   * status, without their endpoint or branch, and a presumed end settles those (project.ts).
+   */
+  private readonly answers = new Map<string, Operation>();
 
   constructor(projectId: string, options: OperationsTrackerOptions = {}) {
     this.projectId = projectId;
@@ -302,6 +307,11 @@ export class OperationsTracker {
     this.endedBefore = Math.max(this.endedBefore, acceptedCreatedAt);
   }
 
+  /** Operations a change's answer started (the full records, for presumed ends). */
+  started(operations: readonly Operation[]): void {
+    for (const op of operations) remember(this.answers, op.id, op);
+  }
+
   /** The operations the tracker takes to be running: asked about, or seen running by a pass. */
   knownRunning(): string[] {
     return this.running(Number.NEGATIVE_INFINITY);
@@ -389,7 +399,14 @@ export class OperationsTracker {
       remember(this.presumed, op.id, this.now());
       remember(this.unverified, op.id, this.endedBefore);
     }
-    const record: Operation = { ...op, status: "finished", totalDurationMs: undefined };
+    const answered = this.answers.get(op.id);
+    const record: Operation = {
+      ...op,
+      branchId: op.branchId ?? answered?.branchId,
+      endpointId: op.endpointId ?? answered?.endpointId,
+      status: "finished",
+      totalDurationMs: undefined,
+    };
     presumedRecords.add(record);
     return record;
   }

@@ -162,6 +162,7 @@ export class Project {
    */
   private proved(before: readonly string[], operations: readonly Operation[]): void {
     if (operations.length === 0) return;
+    this.operations.started(operations);
     const createdAt = Math.min(...operations.map((op) => Date.parse(op.createdAt)));
     const own = new Set(operations.map((op) => op.id));
     this.operations.presumeEnded(
@@ -177,7 +178,12 @@ export class Project {
   settle(outcome: OperationsOutcome): void {
     // An end the lock proved says nothing of how long it took.
     this.account.durations.observeAll(outcome.operations.filter((op) => !isPresumed(op)));
-    if (outcome.state === "failed") {
+    // A failure, or an end the lock proved of an operation whose object is not known (its answer
+    // was before a restart): the lists are read again.
+    const unknownObject = outcome.operations.some(
+      (op) => isPresumed(op) && op.endpointId === undefined && op.branchId === undefined,
+    );
+    if (outcome.state === "failed" || unknownObject) {
       this.endpoints.invalidate();
       this.branches.invalidate();
     }
