@@ -145,7 +145,10 @@ export function isPresumed(operation: Operation): boolean {
 }
 
 export interface RefreshOptions {
-  /** How often the caller looks (default 4 s): a pass begun since the current tick of that interval began still answers. */
+  /**
+   * How often the caller looks (default: the last caller's, at first 5 s): running operations
+   * not alone in their project are looked at again on ticks of it.
+   */
   pollIntervalMs?: number;
   /** The client whose key a new pass is sent with (a pass already open is shared, whoever opened it). */
   source: OperationsSource;
@@ -245,8 +248,9 @@ export class OperationsTracker {
    */
   async refresh(
     operations: readonly (Operation | string)[],
-    { pollIntervalMs = 4_000, source }: RefreshOptions,
+    { pollIntervalMs: given, source }: RefreshOptions,
   ): Promise<Operation[]> {
+    const pollIntervalMs = given ?? this.pollIntervalMs;
     if (this.polling === "per-operation") {
       return Promise.all(
         operations.map(async (op) =>
@@ -256,7 +260,7 @@ export class OperationsTracker {
         ),
       );
     }
-    this.pollIntervalMs = pollIntervalMs;
+    if (given !== undefined) this.pollIntervalMs = given;
     const now = this.now();
     // Known only by id (the mutation gate's confirmation): always looked at.
     const known = (op: Operation | string): Operation | undefined => {
@@ -326,7 +330,8 @@ export class OperationsTracker {
     for (const [id, at] of this.asked) if (at >= since) ids.add(id);
     for (const [id, due] of this.dues) if (due.at >= since) ids.add(id);
     if (this.settledAt >= since) {
-      for (const [id, op] of this.settled) if (!(op instanceof Error) && !isSettled(op) && locks(op)) ids.add(id);
+      for (const [id, op] of this.settled)
+        if (!(op instanceof Error) && !isSettled(op) && locks(op)) ids.add(id);
     }
     return [...ids].filter((id) => !this.presumed.has(id));
   }
@@ -590,7 +595,12 @@ export class OperationsTracker {
     }
   }
 
-  private loneDue(chain: readonly Operation[], records: readonly Operation[], listedAt: number, now: number): number {
+  private loneDue(
+    chain: readonly Operation[],
+    records: readonly Operation[],
+    listedAt: number,
+    now: number,
+  ): number {
     const poll = Math.max(this.pollIntervalMs, this.minStepMs);
     const current = chain.find((op) => op.status === "running" || isRetrying(op)) ?? chain[0]!;
     const rest = chain.filter((op) => op !== current);
@@ -599,7 +609,8 @@ export class OperationsTracker {
     const created = Date.parse(current.createdAt);
     let startedAfter = 0;
     for (const op of records) {
-      if (op.status !== "finished" || op.totalDurationMs === undefined || chainKey(op) !== chainKey(current)) continue;
+      if (op.status !== "finished" || op.totalDurationMs === undefined || chainKey(op) !== chainKey(current))
+        continue;
       const mate = Date.parse(op.createdAt);
       if (Math.abs(mate - created) >= sameRequestMs) continue;
       startedAfter = Math.max(startedAfter, mate + op.totalDurationMs - created);
@@ -620,7 +631,8 @@ export class OperationsTracker {
     // Later than all such operations (or of unknown length): steps that grow with its lateness.
     const longest = this.endedBy([current], 1);
     const late = longest === undefined ? ran : ran - longest;
-    if (longest === undefined && ran < unknownDurationMs) return Math.max(listedAt + unknownDurationMs - ran, earliest);
+    if (longest === undefined && ran < unknownDurationMs)
+      return Math.max(listedAt + unknownDurationMs - ran, earliest);
     return now + Math.min(Math.max(late / 2, this.minStepMs), poll);
   }
 }

@@ -135,7 +135,7 @@ export class Project {
         ? await this.gate.run(sent, (a) => a?.operations ?? [], {
             ticket: options.ticket,
             signal: options.signal,
-            confirm: (ids) => this.operations.refresh(ids, { pollIntervalMs: 1, source: options.source }),
+            confirm: (ids) => this.operations.refresh(ids, { source: options.source }),
           })
         : await sent();
     } catch (err) {
@@ -195,7 +195,8 @@ export class Project {
         if (op.endpointId && op.status === "finished") last.set(op.endpointId, stateAfter[op.action]);
       }
       const endpoints = new Set(outcome.operations.map((op) => op.endpointId));
-      for (const endpointId of endpoints) if (endpointId) this.endpoints.settle(endpointId, last.get(endpointId));
+      for (const endpointId of endpoints)
+        if (endpointId) this.endpoints.settle(endpointId, last.get(endpointId));
       // An operation on one of the branch's endpoints (start_compute, apply_config) leaves the
       // branch's state as it was: only the branch's own operations settle it.
       const branches = new Set(outcome.operations.filter((op) => !op.endpointId).map((op) => op.branchId));
