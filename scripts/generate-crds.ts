@@ -1,13 +1,17 @@
 // `npm run generate`: writes crds/*.yaml from the zod schemas in src/api, and
 // the copies that kustomize (deploy/crds/) and Helm (the chart's files/crds/)
 // need because neither loads files from outside its own folder; the field
-// reference under docs/reference/; and the RBAC rules (src/api/rbac.ts) of
-// deploy/base, deploy/namespaced and the Helm chart; and the chart's copies of
-// the alerts and dashboard components; and the sizes of the controllers in docs/controllers.md.
+// reference under docs/reference/; the RBAC (src/api/rbac.ts) of deploy/cluster,
+// deploy/base, deploy/operator and the Helm chart; the chart's copies of the
+// alerts and dashboard components; deploy/operator's workload, rendered from the
+// chart's templates (with helm, built once from the Go module proxy); and the
+// sizes of the controllers in docs/controllers.md.
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { crdFileName, kinds } from "../src/api/index.ts";
 import { rbacFiles } from "../src/api/rbac-files.ts";
+import { buildHelm } from "../test/support/helm.ts";
+import { renderFromChart } from "./deploy-from-chart.ts";
 import { renderCrdYaml } from "../src/api/kind.ts";
 import { referenceFileName, renderReference } from "../src/api/reference.ts";
 import { controllersDoc, withSizes } from "./controller-sizes.ts";
@@ -37,6 +41,7 @@ for (const kind of kinds) {
 
 for (const [path, render] of Object.entries(rbacFiles)) {
   const file = join(root, path);
+  await mkdir(dirname(file), { recursive: true });
   await writeFile(file, render());
   process.stdout.write(`wrote ${file}\n`);
 }
@@ -50,6 +55,13 @@ for (const [from, to] of [
 ] as const) {
   const file = join(chartFiles, to);
   await copyFile(join(root, "deploy", "components", from), file);
+  process.stdout.write(`wrote ${file}\n`);
+}
+
+// After the chart's files above: the chart is the one source of the operator's workload.
+for (const [path, text] of Object.entries(await renderFromChart(await buildHelm(), root))) {
+  const file = join(root, path);
+  await writeFile(file, text);
   process.stdout.write(`wrote ${file}\n`);
 }
 

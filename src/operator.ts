@@ -9,6 +9,7 @@ import { computeEndpointController } from "./controllers/computeendpoint/index.t
 import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
 import { credentialsGrantResource, namespaceResource } from "./controllers/managed/grants.ts";
 import { installationId } from "./controllers/managed/installation.ts";
+import { projectController } from "./controllers/project/index.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
 import { registerOperatorMetrics } from "./metrics.ts";
 import {
@@ -88,6 +89,7 @@ export async function startOperator(
     computeEndpointController(options, (o) => manager.controller(o)) as unknown as Controller<KubeObject>,
     apiKeyController(options, (o) => manager.controller(o)),
     branchController(options, (o) => manager.controller(o)) as unknown as Controller<KubeObject>,
+    projectController(options, (o) => manager.controller(o)) as unknown as Controller<KubeObject>,
   );
   await manager.start();
   log.info(

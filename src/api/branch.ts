@@ -6,6 +6,7 @@ import { StatusOperation } from "./operations.ts";
 import { restoredFromParentAtAnnotation } from "./group.ts";
 import { defineKind } from "./kind.ts";
 import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
+import { adoptDefault, projectIdField, projectRefField, projectRules } from "./project-ref.ts";
 
 /** The platform's branch names: 1 to 256 characters (`BranchCreateRequest.branch.name`). */
 const branchName = z.string().min(1).max(256);
@@ -60,9 +61,8 @@ const byName = { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": 
 
 export const BranchSpec = z
   .object({
-    projectId: platformId
-      .describe("The platform project of the branch. Immutable.")
-      .meta(immutable("projectId")),
+    projectId: projectIdField("branch"),
+    projectRef: projectRefField("branch", { defaultBranch: adoptDefault("default branch") }),
     parent: BranchParent.optional(),
     name: branchName
       .optional()
@@ -115,6 +115,13 @@ export const BranchSpec = z
   .describe("The desired branch.")
   .meta(
     cel(
+      ...projectRules,
+      {
+        rule: "!has(self.projectRef) || !self.projectRef.defaultBranch || (!has(self.parent) && !has(self.branchId))",
+        message:
+          "projectRef.defaultBranch adopts the project's default branch: it takes no parent and no branchId",
+        fieldPath: ".projectRef.defaultBranch",
+      },
       {
         rule: "!(has(self.expiresAt) && has(self.ttl))",
         message: "set expiresAt or ttl, not both",

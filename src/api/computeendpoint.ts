@@ -4,6 +4,7 @@ import { Conditions } from "./conditions.ts";
 import { StatusOperation } from "./operations.ts";
 import { defineKind } from "./kind.ts";
 import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
+import { adoptDefault, projectIdField, projectRefField, projectRules } from "./project-ref.ts";
 
 /** Compute sizes the platform offers, in compute units (1 CU = 1 vCPU, 4 GB RAM). */
 export const computeSizes: readonly number[] = [
@@ -93,13 +94,14 @@ export type ConnectionSecret = z.infer<typeof ConnectionSecret>;
 
 export const ComputeEndpointSpec = z
   .object({
-    projectId: platformId
-      .describe("The platform project of the endpoint. Immutable.")
-      .meta(immutable("projectId")),
+    projectId: projectIdField("endpoint"),
+    projectRef: projectRefField("endpoint", {
+      defaultEndpoint: adoptDefault("default branch's read-write endpoint"),
+    }),
     branchId: platformId
       .optional()
       .describe(
-        "The branch the endpoint is attached to. Changing it moves the endpoint to the other branch. Exactly one of branchId and branchRef.",
+        "The branch the endpoint is attached to. Changing it moves the endpoint to the other branch. Exactly one of branchId and branchRef, unless projectRef.defaultEndpoint names the endpoint (and so its branch).",
       ),
     branchRef: z
       .object({ name: objectName.describe("Name of a Branch resource in this namespace.") })
@@ -160,14 +162,16 @@ export const ComputeEndpointSpec = z
   .describe("The desired endpoint.")
   .meta(
     cel(
+      ...projectRules,
       {
         rule: "!has(oldSelf.endpointId) || (has(self.endpointId) && self.endpointId == oldSelf.endpointId)",
         message: "endpointId is immutable once set",
         fieldPath: ".endpointId",
       },
       {
-        rule: "has(self.branchId) != has(self.branchRef)",
-        message: "set exactly one of branchId and branchRef",
+        rule: "has(self.projectRef) && self.projectRef.defaultEndpoint ? !has(self.branchId) && !has(self.branchRef) && !has(self.endpointId) && self.type == 'read_write' : has(self.branchId) != has(self.branchRef)",
+        message:
+          "set exactly one of branchId and branchRef; with projectRef.defaultEndpoint (the default branch's read-write endpoint) none of branchId, branchRef and endpointId, and type read_write",
       },
       {
         rule: "!has(self.connectionSecret) || !has(self.credentials) || self.connectionSecret.name != self.credentials.secretName",
@@ -175,8 +179,9 @@ export const ComputeEndpointSpec = z
         fieldPath: ".connectionSecret.name",
       },
       {
-        rule: "self.managementPolicy != 'ObserveOnly' || has(self.endpointId)",
-        message: "managementPolicy ObserveOnly needs an endpointId to observe",
+        rule: "self.managementPolicy != 'ObserveOnly' || has(self.endpointId) || (has(self.projectRef) && self.projectRef.defaultEndpoint)",
+        message:
+          "managementPolicy ObserveOnly needs an endpointId (or projectRef.defaultEndpoint) to observe",
         fieldPath: ".endpointId",
       },
     ),
@@ -223,6 +228,18 @@ export const ComputeEndpointStatus = z
           .optional()
           .describe(
             "Why a password reset was sent whose new password is not in the Secret yet (Rotation or NotStored); cleared once it is.",
+          ),
+        address: z
+          .object({
+            host: z.string(),
+            port: z.int(),
+            pooledHost: z.string(),
+            pooledPort: z.int(),
+            sslmode: z.string(),
+          })
+          .optional()
+          .describe(
+            "Where the Secret says to connect (the platform's connection answer); the ConfigMap says the same.",
           ),
       })
       .optional()

@@ -4,9 +4,16 @@ import { branchKind } from "./branch.ts";
 import { computeEndpointKind } from "./computeendpoint.ts";
 import { credentialsGrantKind } from "./grant.ts";
 import { renderCrdYaml } from "./kind.ts";
+import { projectKind } from "./project.ts";
 
-export { apiKeyKind, branchKind, computeEndpointKind, credentialsGrantKind };
-export const kinds = [computeEndpointKind, apiKeyKind, branchKind, credentialsGrantKind] as const;
+export { apiKeyKind, branchKind, computeEndpointKind, credentialsGrantKind, projectKind };
+export const kinds = [
+  computeEndpointKind,
+  apiKeyKind,
+  branchKind,
+  credentialsGrantKind,
+  projectKind,
+] as const;
 
 /** The file under crds/ that holds a kind's generated CRD. */
 export function crdFileName(kind: { plural: string }): string {

@@ -1,20 +1,18 @@
 // Where the generated RBAC goes (paths from the repository's root) and what each file holds.
 import {
-  renderClusterRole,
-  renderHelmLeaseRules,
-  renderHelmMetricsAuthRules,
-  renderHelmRules,
-  renderLeaderElectionRole,
-  renderMetricsAuth,
-  renderNamespacedRole,
+  helmRuleFiles,
+  renderClusterBindings,
+  renderOperatorClusterRoles,
+  renderOwnNamespaceRoles,
+  renderUserRoles,
 } from "./rbac.ts";
 
+const chart = "deploy/helm/neon-cloud-operator";
+
 export const rbacFiles: Record<string, () => string> = {
-  "deploy/base/clusterrole.yaml": renderClusterRole,
-  "deploy/namespaced/role.yaml": renderNamespacedRole,
-  "deploy/helm/neon-cloud-operator/files/rules.yaml": renderHelmRules,
-  "deploy/base/leader-election-role.yaml": renderLeaderElectionRole,
-  "deploy/helm/neon-cloud-operator/files/lease-rules.yaml": renderHelmLeaseRules,
-  "deploy/base/metrics-auth.yaml": renderMetricsAuth,
-  "deploy/helm/neon-cloud-operator/files/metrics-auth-rules.yaml": renderHelmMetricsAuthRules,
+  "deploy/cluster/operator-roles.yaml": renderOperatorClusterRoles,
+  "deploy/cluster/user-roles.yaml": renderUserRoles,
+  "deploy/base/bindings.yaml": renderClusterBindings,
+  "deploy/operator/own-namespace-roles.yaml": renderOwnNamespaceRoles,
+  ...Object.fromEntries(Object.entries(helmRuleFiles).map(([path, render]) => [`${chart}/${path}`, render])),
 };

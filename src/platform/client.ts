@@ -39,6 +39,15 @@ import {
   type BranchMutation,
   type BranchPatch,
 } from "./branch-schemas.ts";
+import {
+  type Project as PlatformProject,
+  projectBody,
+  type ProjectCreated,
+  type ProjectCreateSpec,
+  type ProjectMutation,
+  type ProjectPatch,
+  type ProjectsQuery,
+} from "./project-schemas.ts";
 import type { ConnectionUriQuery, PasswordReset } from "./role-schemas.ts";
 import {
   type BranchRestore,
@@ -196,6 +205,60 @@ export class PlatformClient implements OperationsSource {
 
   revokeApiKey(keyId: number, options: CallOptions = {}): Promise<ApiKeyRevoked> {
     return this.call(routes.revokeApiKey, { key_id: keyId }, options);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Projects
+
+  /**
+   * The account's projects that match `query`, following the pages (400 a page, the most the
+   * platform gives; the cursor is the last id of a page). A key of a user in an organization names
+   * it (`orgId`), as it does to create one.
+   */
+  async listProjects(query: ProjectsQuery = {}, options: CallOptions = {}): Promise<PlatformProject[]> {
+    const projects: PlatformProject[] = [];
+    const limit = 400;
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.call(
+        routes.listProjects,
+        {},
+        { query: { limit, cursor, search: query.search, org_id: query.orgId }, signal: options.signal },
+      );
+      projects.push(...page.projects);
+      const next = page.pagination?.cursor;
+      if (page.projects.length < limit || next === undefined || next === cursor) return projects;
+      cursor = next;
+    }
+  }
+
+  /**
+   * Creates a project with its default branch, role, database and read-write endpoint; the
+   * answer carries the operations (`create_timeline`, `start_compute`) they are ready after. Not
+   * a change of an existing project, so it takes no project's turn. If this throws
+   * OutcomeUnknownError the project may exist: find it again by its name (and the owner mark
+   * its default branch carries), never create it twice.
+   */
+  createProject(spec: ProjectCreateSpec, options: CallOptions = {}): Promise<ProjectCreated> {
+    return this.call(routes.createProject, {}, { body: projectBody(spec), signal: options.signal });
+  }
+
+  async getProject(projectId: string, options: CallOptions = {}): Promise<PlatformProject> {
+    return (await this.call(routes.getProject, { project_id: projectId }, options)).project;
+  }
+
+  /** Changes the name, settings, default endpoint settings or history retention of a project. */
+  updateProject(
+    projectId: string,
+    patch: ProjectPatch,
+    options: MutationOptions = {},
+  ): Promise<ProjectMutation> {
+    return this.change(routes.updateProject, { project_id: projectId }, options, projectBody(patch));
+  }
+
+  /** Deletes a project and everything in it (recoverable for 7 days, platform-facts.md). */
+  deleteProject(projectId: string, options: MutationOptions = {}): Promise<ProjectMutation> {
+    return this.change(routes.deleteProject, { project_id: projectId }, options);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -45,6 +45,15 @@ export type {
   OperationStatus,
 } from "./schemas.ts";
 export type { Branch, BranchCreateSpec, BranchMutation, BranchPatch } from "./branch-schemas.ts";
+export type {
+  DefaultEndpointSettings,
+  Project as PlatformProject,
+  ProjectCreated,
+  ProjectCreateSpec,
+  ProjectMutation,
+  ProjectPatch,
+  ProjectSettings,
+} from "./project-schemas.ts";
 export type { ConnectionUriQuery, PasswordReset } from "./role-schemas.ts";
 export type {
   BranchRestore,

@@ -17,6 +17,13 @@ import {
   roleMutationWire,
   rolesResponseWire,
 } from "./branch-content-schemas.ts";
+import {
+  projectCreatedWire,
+  projectDeletedWire,
+  projectMutationWire,
+  projectResponseWire,
+  projectsPageWire,
+} from "./project-schemas.ts";
 import { connectionUriWire, passwordResetWire, rolePasswordWire } from "./role-schemas.ts";
 import {
   apiKeyCreatedWire,
@@ -95,6 +102,25 @@ export const routes = {
   listApiKeys: route({ method: "GET", path: "/api_keys", schema: apiKeysWire }),
   createApiKey: route({ method: "POST", path: "/api_keys", schema: apiKeyCreatedWire }),
   revokeApiKey: route({ method: "DELETE", path: "/api_keys/{key_id}", schema: apiKeyRevokedWire }),
+
+  // Projects: a create is the account's (no project's turn yet); a change or deletion of a project
+  // takes its turn. A project's deletion takes everything in it.
+  listProjects: route({ method: "GET", path: "/projects", schema: projectsPageWire }),
+  createProject: route({ method: "POST", path: "/projects", schema: projectCreatedWire }),
+  getProject: route({ method: "GET", path: "/projects/{project_id}", schema: projectResponseWire }),
+  // Turning logical replication on suspends the project's active endpoints.
+  updateProject: route({
+    method: "PATCH",
+    path: "/projects/{project_id}",
+    schema: projectMutationWire,
+    alters: ["endpoints"],
+  }),
+  deleteProject: route({
+    method: "DELETE",
+    path: "/projects/{project_id}",
+    schema: projectDeletedWire,
+    alters: ["endpoints", "branches"],
+  }),
 
   // A project's compute endpoints.
   listEndpoints: route({

@@ -266,6 +266,33 @@ describe("connection Secret", () => {
     expect(resets()).toBe(resetsBefore + 1);
   });
 
+  it("a ConfigMap beside the Secret states the same address (host, port, sslmode) the Secret does", async () => {
+    await readyWith("web", (o) => o.status?.connectionSecret?.address !== undefined);
+    const data = await secretWith("web-db");
+    const cm = await eventually(
+      async () => {
+        const out = await kubectl([
+          "get",
+          "configmap",
+          "web-conn",
+          "-n",
+          h.namespace,
+          "--ignore-not-found",
+          "-o",
+          "json",
+        ]);
+        const map = out.trim() ? (JSON.parse(out) as { data: Record<string, string> }) : undefined;
+        return map?.data.port === data.PGPORT ? map : undefined;
+      },
+      { what: "the ConfigMap with the Secret's port" },
+    );
+    expect({ host: cm.data.host, port: cm.data.port, sslmode: cm.data.sslmode }).toEqual({
+      host: data.PGHOST,
+      port: data.PGPORT,
+      sslmode: data.PGSSLMODE,
+    });
+  });
+
   it("moves to a new name: the old Secret is deleted, the new one written", async () => {
     const patch = (name: string) => patchSpec("web", { connectionSecret: { name } });
     await patch("web-db-2");

@@ -157,17 +157,18 @@ func apiserverArgs(dir, etcdURL, address string, port int, node bool) []string {
 
 // The controllers every test needs: owner references and namespace deletion
 // behave as in a cluster; the service-account controller gives every
-// namespace its "default" account.
-const baseControllers = "garbage-collector-controller,namespace-controller,serviceaccount-controller"
+// namespace its "default" account; the aggregated admin/edit/view roles get
+// the rules of the roles labelled aggregate-to-* (deploy/cluster's).
+const baseControllers = "garbage-collector-controller,namespace-controller,serviceaccount-controller," +
+	"clusterrole-aggregation-controller"
 
 // What a Deployment's pods need on a real node: ReplicaSets and their pods,
 // Service endpoints, the kube-root-ca.crt ConfigMap that projected
-// ServiceAccount volumes mount, the aggregated admin/edit/view roles, and the
-// node lifecycle controller, which lifts the not-ready taint a kubelet
-// registers its node with.
+// ServiceAccount volumes mount, and the node lifecycle controller, which lifts
+// the not-ready taint a kubelet registers its node with.
 const nodeControllers = ",deployment-controller,replicaset-controller,endpoints-controller,node-lifecycle-controller," +
 	"endpointslice-controller,endpointslice-mirroring-controller,root-ca-certificate-publisher-controller," +
-	"clusterrole-aggregation-controller,pod-garbage-collector-controller,disruption-controller"
+	"pod-garbage-collector-controller,disruption-controller"
 
 func controllerManagerArgs(dir, kubeconfig string, node bool) []string {
 	args := []string{

@@ -1,6 +1,7 @@
 // The Helm chart as its user meets it: it lints, its values land where they
 // should, and a wrong value is refused with a message naming it.
 import { beforeAll, expect, test } from "vitest";
+import { loadConfig } from "../../src/config.ts";
 import { deployTools, find, findAll, helmLint, helmTemplate, toolsTimeoutMs, type Loose } from "./render.ts";
 
 beforeAll(() => deployTools(), toolsTimeoutMs);
@@ -10,6 +11,14 @@ test.each([
   ["watchNamespaces", { watchNamespaces: "{team-a,team-b}" }],
   ["a ServiceMonitor", { "serviceMonitor.enabled": "true" }],
   ["alerts and the dashboard", { "prometheusRule.enabled": "true", "dashboard.enabled": "true" }],
+  [
+    "one replica, no NetworkPolicy, no roles for people",
+    { replicaCount: "1", "networkPolicy.enabled": "false", "userRoles.create": "false" },
+  ],
+  [
+    "extra flags and variables",
+    { "extraArgs[0]": "--resync-period=30m", "extraEnv[0].name": "A", "extraEnv[0].value": "b" },
+  ],
 ])("helm lint --strict passes with %s", async (_name, values) => {
   expect(await helmLint(values)).toContain("0 chart(s) failed");
 });
@@ -37,6 +46,34 @@ test("the values reach the operator's configuration", async () => {
     NEON_OPERATOR_PLATFORM_BASE_URL: "https://neon.example.com/api/v2",
     NEON_OPERATOR_LOG_LEVEL: "debug",
   });
+});
+
+test("extraArgs and extraEnv reach the operator, which reads them as its own settings", async () => {
+  const container = find(
+    await helmTemplate({
+      "extraArgs[0]": "--resync-period=30m",
+      "extraArgs[1]": "--concurrency=8",
+      "extraEnv[0].name": "NEON_OPERATOR_POLL_INTERVAL",
+      "extraEnv[0].value": "2s",
+    }),
+    "Deployment",
+  ).spec.template.spec.containers[0];
+  expect(container.args).toEqual(["run", "--resync-period=30m", "--concurrency=8"]);
+  // What the process sees: the container's args after `run`, and its env.
+  const env = Object.fromEntries(
+    container.env.filter((e: Loose) => e.value !== undefined).map((e: Loose) => [e.name, e.value]),
+  );
+  const config = loadConfig(container.args.slice(1), env);
+  expect(config.resyncPeriodMs).toBe(30 * 60_000);
+  expect(config.concurrency).toBe(8);
+  expect(config.pollIntervalMs).toBe(2_000);
+});
+
+test("one replica: the PodDisruptionBudget still lets a drain evict it", async () => {
+  const manifests = await helmTemplate({ replicaCount: "1" });
+  expect(find(manifests, "Deployment").spec.replicas).toBe(1);
+  // maxUnavailable 1 of 1: one disruption allowed (minAvailable 1 would allow none, ever).
+  expect(find(manifests, "PodDisruptionBudget").spec.maxUnavailable).toBe(1);
 });
 
 test("a credentials Secret of another name is the one the namespaced operator may read", async () => {
@@ -67,11 +104,22 @@ test("a second release in the same namespace has its own names, pods and Lease",
   expect(find(manifests, "ClusterRoleBinding", "billing-neon-cloud-operator").roleRef.name).toBe(
     "billing-neon-cloud-operator",
   );
-  expect(findAll(manifests, "ClusterRole").map((r) => r.metadata.name)).toEqual([
+  expect(
+    findAll(manifests, "ClusterRole")
+      .map((r) => r.metadata.name)
+      .sort(),
+  ).toEqual([
+    "billing-neon-cloud-operator",
+    "billing-neon-cloud-operator-admin",
+    "billing-neon-cloud-operator-edit",
+    "billing-neon-cloud-operator-grants",
     "billing-neon-cloud-operator-metrics-auth",
     "billing-neon-cloud-operator-metrics-reader",
-    "billing-neon-cloud-operator",
+    "billing-neon-cloud-operator-view",
   ]);
+  expect(find(manifests, "RoleBinding", "billing-neon-cloud-operator-identity").subjects[0].name).toBe(
+    "billing-neon-cloud-operator",
+  );
 });
 
 test.each([
@@ -79,6 +127,10 @@ test.each([
   [{ "watchNamespaces[0]": "Team_A" }, "/watchNamespaces/0"],
   [{ replicaCount: "0" }, "/replicaCount"],
   [{ "platform.baseUrl": "console.neon.tech" }, "/platform/baseUrl"],
+  [{ "extraArgs[0]": "resync-period=30m" }, "/extraArgs/0"],
+  // --set makes 8 a number; a container's variable is a string (Kubernetes would refuse the Deployment).
+  [{ "extraEnv[0].name": "NEON_OPERATOR_CONCURRENCY", "extraEnv[0].value": "8" }, "/extraEnv/0/value"],
+  [{ "networkPolicy.httpsPorts": "{0}" }, "/networkPolicy/httpsPorts/0"],
 ])("a wrong value (%o) is refused, naming it", async (values, path) => {
   await expect(helmTemplate(values)).rejects.toThrow(path);
 });
@@ -113,5 +165,6 @@ test("metrics.secure=false serves /metrics over plain HTTP, with no review right
   expect(find(manifests, "ServiceMonitor").spec.endpoints).toEqual([
     { port: "metrics", path: "/metrics", interval: "30s" },
   ]);
-  expect(findAll(manifests, "ClusterRole").map((r) => r.metadata.name)).toEqual(["neon-cloud-operator"]);
+  const clusterRoles = findAll(manifests, "ClusterRole").map((r) => r.metadata.name);
+  expect(clusterRoles.filter((n) => n.includes("metrics"))).toEqual([]);
 });

@@ -55,10 +55,13 @@ describe("the installed CRDs", () => {
     );
   }, toolsTimeoutMs);
 
-  test.each(["deploy/base", "deploy/namespaced"])("%s installs the generated CRDs unchanged", async (dir) => {
-    const crds = findAll(await kustomize(dir), "CustomResourceDefinition");
-    expect(Object.fromEntries(crds.map((c) => [c.metadata.name, c]))).toEqual(expected);
-  });
+  test.each(["deploy/base", "deploy/cluster", "deploy/crds"])(
+    "%s installs the generated CRDs unchanged",
+    async (dir) => {
+      const crds = findAll(await kustomize(dir), "CustomResourceDefinition");
+      expect(Object.fromEntries(crds.map((c) => [c.metadata.name, c]))).toEqual(expected);
+    },
+  );
 
   test("the chart installs the generated CRDs, kept on uninstall so no resource is deleted with them", async () => {
     const crds = findAll(await helmTemplate(), "CustomResourceDefinition");
@@ -67,6 +70,10 @@ describe("the installed CRDs", () => {
       delete crd.metadata.annotations;
     }
     expect(Object.fromEntries(crds.map((c) => [c.metadata.name, c]))).toEqual(expected);
+  });
+
+  test("deploy/namespaced installs no CRD: a cluster administrator does (deploy/cluster)", async () => {
+    expect(findAll(await kustomize("deploy/namespaced"), "CustomResourceDefinition")).toEqual([]);
   });
 
   test("crds.install=false leaves the CRDs to someone else", async () => {

@@ -1,5 +1,6 @@
 // The operator's pods as a cluster admin and the "restricted" Pod Security
-// Standard see them, in every way of installing.
+// Standard see them, in every way of installing: what runs, how it is
+// disrupted, and what may reach it and what it may reach (its NetworkPolicy).
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
@@ -110,11 +111,19 @@ describe.each(["deploy/base", "deploy/namespaced", "chart defaults", "chart with
       expect(env(container()).NEON_OPERATOR_DEFAULT_CREDENTIALS_SECRET).toBe("neon-api-key");
     });
 
-    test("a drain keeps one replica, and the metrics Service reaches the pods", () => {
+    test("a drain evicts one replica at a time, never blocked by one that is not Ready", () => {
       const selector = deployment().spec.selector.matchLabels;
       expect(deployment().spec.template.metadata.labels).toMatchObject(selector);
       const pdb = find(renderings[name]!, "PodDisruptionBudget");
-      expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: selector } });
+      expect(pdb.spec).toEqual({
+        maxUnavailable: 1,
+        unhealthyPodEvictionPolicy: "AlwaysAllow",
+        selector: { matchLabels: selector },
+      });
+    });
+
+    test("the metrics Service reaches the pods", () => {
+      const selector = deployment().spec.selector.matchLabels;
       const service = find(renderings[name]!, "Service", "neon-cloud-operator-metrics");
       expect(service.spec.selector).toEqual(selector);
       expect(service.spec.ports).toEqual([
@@ -129,10 +138,11 @@ describe.each(["deploy/base", "deploy/namespaced", "chart defaults", "chart with
 );
 
 test("the namespaced variants tell the operator which namespace to watch; the others watch all", () => {
-  for (const name of ["deploy/namespaced", "chart with watchNamespaces"]) {
-    const container = find(renderings[name]!, "Deployment").spec.template.spec.containers[0];
-    expect(env(container).NEON_OPERATOR_NAMESPACES, name).toBe("default");
-  }
+  const watched = (name: string) =>
+    env(find(renderings[name]!, "Deployment").spec.template.spec.containers[0]).NEON_OPERATOR_NAMESPACES;
+  // deploy/namespaced: the namespace its pod runs in, which kustomize's `namespace:` sets.
+  expect(watched("deploy/namespaced")).toEqual({ fieldRef: { fieldPath: "metadata.namespace" } });
+  expect(watched("chart with watchNamespaces")).toBe("default");
   for (const name of ["deploy/base", "chart defaults"]) {
     const container = find(renderings[name]!, "Deployment").spec.template.spec.containers[0];
     expect(env(container).NEON_OPERATOR_NAMESPACES, name).toBeUndefined();

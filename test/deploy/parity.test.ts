@@ -1,12 +1,18 @@
 // The kustomize manifests and the Helm chart install the same operator: same
 // objects, same grants, same pod. A change made to one and not the other fails here.
 import { beforeAll, expect, test } from "vitest";
+import { installDocSteps } from "./install-doc.ts";
 import {
   deployTools,
+  effectiveGrants,
   grants,
   helmTemplate,
+  helmTemplateText,
   kustomize,
   kustomizeOverlay,
+  namespacedInstall,
+  parseManifests,
+  release,
   toolsTimeoutMs,
   type Manifest,
 } from "./render.ts";
@@ -41,6 +47,22 @@ function byIdentity(manifests: Manifest[]): Record<string, Manifest> {
   );
 }
 
+/** The operator's own objects, apart from RBAC (compared as grants). */
+const workloadKinds = ["ServiceAccount", "Deployment", "PodDisruptionBudget", "Service", "NetworkPolicy"];
+
+/** The workload objects, comparable, with the watched-namespace variable taken out of the pod. */
+function withoutWatched(manifests: Manifest[]) {
+  const objects = byIdentity(manifests.filter((m) => workloadKinds.includes(m.kind)));
+  const watched: unknown[] = [];
+  for (const m of Object.values(objects)) {
+    for (const container of m.spec?.template?.spec?.containers ?? []) {
+      watched.push(...container.env.filter((e: { name: string }) => e.name === "NEON_OPERATOR_NAMESPACES"));
+      container.env = container.env.filter((e: { name: string }) => e.name !== "NEON_OPERATOR_NAMESPACES");
+    }
+  }
+  return { objects, watched };
+}
+
 beforeAll(() => deployTools(), toolsTimeoutMs);
 
 test("the chart's defaults render what deploy/base applies", async () => {
@@ -52,13 +74,28 @@ test("the chart's defaults render what deploy/base applies", async () => {
   }
 });
 
-test("the chart watching one namespace renders what deploy/namespaced applies", async () => {
-  const fromKustomize = byIdentity(await kustomize("deploy/namespaced"));
-  const fromHelm = byIdentity(await helmTemplate({ "watchNamespaces[0]": "default" }));
-  expect(Object.keys(fromHelm).sort()).toEqual(Object.keys(fromKustomize).sort());
-  for (const [identity, manifest] of Object.entries(fromKustomize)) {
-    expect(fromHelm[identity], identity).toEqual(manifest);
-  }
+test("the chart installed in the one namespace it watches runs and grants what deploy/namespaced does", async () => {
+  const admin = (await installDocSteps()).get("namespaced-admin");
+  const namespaced = await namespacedInstall(admin?.script ?? "", "team-a");
+  const chart = parseManifests(
+    await helmTemplateText(
+      { "watchNamespaces[0]": "team-a", "crds.install": "false" },
+      release.name,
+      "team-a",
+    ),
+  );
+  const operator = { namespace: "team-a", name: "neon-cloud-operator" };
+  expect(effectiveGrants(chart, operator)).toEqual(effectiveGrants(namespaced, operator));
+  // The same workload; the chart names the watched namespace, deploy/namespaced the pod's own.
+  const fromChart = withoutWatched(chart);
+  const fromKustomize = withoutWatched(namespaced);
+  expect(fromChart.watched).toEqual([{ name: "NEON_OPERATOR_NAMESPACES", value: "team-a" }]);
+  expect(fromKustomize.watched).toEqual([
+    { name: "NEON_OPERATOR_NAMESPACES", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+  ]);
+  expect(Object.keys(fromChart.objects).sort()).toEqual(Object.keys(fromKustomize.objects).sort());
+  for (const [identity, manifest] of Object.entries(fromKustomize.objects))
+    expect(fromChart.objects[identity], identity).toEqual(manifest);
 });
 
 test("serviceMonitor.enabled renders the ServiceMonitor of the kustomize component", async () => {

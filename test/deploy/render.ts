@@ -3,7 +3,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { parseAllDocuments } from "yaml";
 import { buildControlPlane } from "../../tools/sandbox/controlplane.ts";
@@ -179,4 +179,61 @@ export function grants(rules: PolicyRule[]): string[] {
     }
   }
   return [...out].sort();
+}
+
+export interface Subject {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+/**
+ * What a ServiceAccount may do, as RBAC decides it from the rendered roles and bindings: the
+ * grants of its ClusterRoleBindings under "cluster", those of its RoleBindings under their
+ * namespace (a RoleBinding of a ClusterRole grants its rules in that namespace only).
+ */
+export function effectiveGrants(manifests: Manifest[], account: { namespace: string; name: string }) {
+  const out: Record<string, Set<string>> = {};
+  const isAccount = (s: Subject) =>
+    s.kind === "ServiceAccount" && s.name === account.name && s.namespace === account.namespace;
+  for (const binding of manifests.filter((m) => ["ClusterRoleBinding", "RoleBinding"].includes(m.kind))) {
+    if (!(binding.subjects as Subject[] | undefined)?.some(isAccount)) continue;
+    const scope = binding.kind === "ClusterRoleBinding" ? "cluster" : binding.metadata.namespace!;
+    const role = manifests.find(
+      (m) =>
+        m.kind === binding.roleRef.kind &&
+        m.metadata.name === binding.roleRef.name &&
+        (m.kind === "ClusterRole" || m.metadata.namespace === binding.metadata.namespace),
+    );
+    if (!role)
+      throw new Error(`${binding.kind} ${binding.metadata.name} names a missing ${binding.roleRef.kind}`);
+    out[scope] ??= new Set();
+    for (const grant of grants(role.rules)) out[scope].add(grant);
+  }
+  return Object.fromEntries(Object.entries(out).map(([scope, set]) => [scope, [...set].sort()]));
+}
+
+/**
+ * deploy/namespaced as docs/install.md installs it in `team-a`: deploy/cluster, the cluster
+ * administrator's bindings (the `kubectl create ...binding` commands of the step
+ * namespaced-admin, rendered by a client-side dry run) and the team's overlay.
+ */
+export async function namespacedInstall(adminScript: string, namespace = "team-a"): Promise<Manifest[]> {
+  const kubectl = await kubectlBinary();
+  const bindings: Manifest[] = [];
+  const lines = adminScript.replace(/\\\n\s*/g, " ").split("\n");
+  const assignments = lines.filter((l) => /^[A-Z_]+=/.test(l.trim()));
+  for (const line of lines.filter((l) => /^kubectl .*create (cluster)?rolebinding /.test(l.trim()))) {
+    const script = [...assignments, `${line.trim()} --dry-run=client -o yaml`].join("\n");
+    const env = { ...process.env, KUBECONFIG: "/dev/null", PATH: `${dirname(kubectl)}:${process.env.PATH}` };
+    const { stdout } = await exec("bash", ["-euo", "pipefail", "-c", script], { env });
+    bindings.push(...parseManifests(stdout));
+  }
+  if (bindings.some((b) => b.subjects?.[0]?.namespace !== namespace))
+    throw new Error(`the administrator's bindings of docs/install.md are not for ${namespace}`);
+  return [
+    ...(await kustomize("deploy/cluster")),
+    ...bindings,
+    ...(await kustomizeOverlay({ resources: ["deploy/namespaced"], namespace })),
+  ];
 }

@@ -162,7 +162,8 @@ describe("a real Kubernetes API server", () => {
       },
       setHeaderOptions("Content-Type", PatchStrategy.JsonPatch),
     );
-    await kubectl(["delete", "gadget", "finalized", "-n", namespace, "--wait=false"]);
+    // By its full name: another test installs a gadgets kind of another group at the same time.
+    await kubectl(["delete", `${plural}.${group}`, "finalized", "-n", namespace, "--wait=false"]);
     const held = await get("finalized");
     expect(held.metadata?.deletionTimestamp).toBeDefined();
 
@@ -217,7 +218,7 @@ describe("a real Kubernetes API server", () => {
         data: { a: "b" },
       }),
     });
-    await kubectl(["delete", "gadget", "owner", "-n", namespace]);
+    await kubectl(["delete", `${plural}.${group}`, "owner", "-n", namespace]);
     await eventually(
       async () => {
         const out = await kubectl([

@@ -1,5 +1,5 @@
 // Argo CD and Flux judge our resources with their own code: the real operator
-// and the emulator drive a ComputeEndpoint, an ApiKey and a Branch through each
+// and the emulator drive a ComputeEndpoint, an ApiKey, a Branch and a Project through each
 // lifecycle phase, each phase is captured from the real API server, and Argo CD's Lua
 // engine (with deploy/argocd/health.lua) and kstatus read the captured objects.
 // The same running operator is scraped for its metrics (which the alerts and the
@@ -64,6 +64,7 @@ const plurals: Record<Kind, string> = {
   ComputeEndpoint: "computeendpoints",
   ApiKey: "apikeys",
   Branch: "branches",
+  Project: "projects",
 };
 const plural = (kind: Kind) => plurals[kind];
 
@@ -164,6 +165,8 @@ beforeAll(async () => {
       create_branch: 3_000,
     },
     seed: {
+      // A plan that keeps history for at most 6 h: a Project asking more is refused.
+      limits: { plan: "launch", max_history_retention_seconds: 21_600 },
       projects: [
         ...testSeed.projects,
         {
@@ -211,9 +214,11 @@ describe("lifecycle phases, captured live", () => {
     await apply("ComputeEndpoint", "ready", { projectId: "proj-alpha", branchId: "br-dev" });
     await apply("ApiKey", "ready", {});
     await apply("Branch", "ready", { projectId: "proj-alpha" });
+    await apply("Project", "ready", {});
     await capture("ComputeEndpoint", "no status yet", "ready", notWrittenYet);
     await capture("ApiKey", "no status yet", "ready", notWrittenYet);
     await capture("Branch", "no status yet", "ready", notWrittenYet);
+    await capture("Project", "no status yet", "ready", notWrittenYet);
 
     operator = await start();
     await apply("ComputeEndpoint", "creating", { projectId: "proj-alpha", branchId: "br-feature" });
@@ -221,6 +226,7 @@ describe("lifecycle phases, captured live", () => {
     await Promise.all([
       capture("ComputeEndpoint", "creating", "creating", readyIs("False", "Creating")),
       capture("Branch", "creating", "ready", readyIs("False", "Creating"), branchTimeoutMs),
+      capture("Project", "creating", "ready", readyIs("False", "Creating")),
     ]);
     // On the branch still busy creating: its first attempt meets 423 Locked, and is retried.
     await apply("ComputeEndpoint", "suspended", {
@@ -234,6 +240,7 @@ describe("lifecycle phases, captured live", () => {
     await capture("ApiKey", "ready", "ready", (o) => observed(o) && readyIs("True")(o));
     await capture("ComputeEndpoint", "suspended", "suspended", (o) => observed(o) && readyIs("True")(o));
     await capture("Branch", "ready", "ready", (o) => observed(o) && readyIs("True")(o), branchTimeoutMs);
+    await capture("Project", "ready", "ready", (o) => observed(o) && readyIs("True")(o));
 
     // Branches: a parent Branch that does not exist (yet), an adopted id the project lacks, an
     // owner the branch has no role for (the platform's side of the spec), a TTL that runs out.
@@ -283,6 +290,11 @@ describe("lifecycle phases, captured live", () => {
     await apply("ApiKey", "invalid", {});
     await capture("ApiKey", "invalid spec", "invalid", readyIs("False", "InvalidSpec"));
     emulator.faults.clear();
+    // A retention above what the plan allows: the platform's 400 names the limit.
+    await apply("Project", "invalid", { historyRetention: "720h" });
+    await capture("Project", "invalid spec", "invalid", readyIs("False", "RetentionAboveLimit"));
+    await apply("Project", "no-project", { projectId: "proj-missing" });
+    await capture("Project", "unknown project", "no-project", readyIs("False", "ProjectNotFound"));
 
     await apply("ComputeEndpoint", "no-project", { projectId: "proj-missing", branchId: "br-dev" });
     await capture("ComputeEndpoint", "unknown project", "no-project", readyIs("False", "ProjectNotFound"));
@@ -297,6 +309,8 @@ describe("lifecycle phases, captured live", () => {
     await capture("ApiKey", "unauthorized", "unauthorized", readyIs("False", "Unauthorized"));
     await apply("Branch", "unauthorized", { projectId: "proj-alpha", ...wrongKey });
     await capture("Branch", "unauthorized", "unauthorized", readyIs("False", "Unauthorized"));
+    await apply("Project", "unauthorized", wrongKey);
+    await capture("Project", "unauthorized", "unauthorized", readyIs("False", "Unauthorized"));
 
     // Scraped while operations run, so every family has samples to show its labels.
     const text = await (await fetch(`${operator.manager.serverUrl}/metrics`)).text();
@@ -373,7 +387,8 @@ describe("lifecycle phases, captured live", () => {
     });
     await apply("ApiKey", "ready", { rotation: { interval: "720h" } });
     await apply("Branch", "ready", { projectId: "proj-alpha", protected: false });
-    for (const kind of ["ComputeEndpoint", "ApiKey", "Branch"] as const) {
+    await apply("Project", "ready", { historyRetention: "2h" });
+    for (const kind of ["ComputeEndpoint", "ApiKey", "Branch", "Project"] as const) {
       await capture(kind, "spec changed, not yet observed", "ready", (o) => !observed(o));
       await kubectl([
         "patch",
@@ -428,6 +443,14 @@ const expectations: Expectation[] = [
   { kind: "Branch", phase: "unauthorized", argo: "Degraded", kstatus: "Failed" },
   { kind: "Branch", phase: "spec changed, not yet observed", argo: "Progressing", kstatus: "InProgress" },
   { kind: "Branch", phase: "deleting", argo: "Progressing", kstatus: "Terminating" },
+  { kind: "Project", phase: "no status yet", argo: "Progressing", kstatus: "InProgress" },
+  { kind: "Project", phase: "creating", argo: "Progressing", kstatus: "InProgress" },
+  { kind: "Project", phase: "ready", argo: "Healthy", kstatus: "Current" },
+  { kind: "Project", phase: "invalid spec", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Project", phase: "unknown project", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Project", phase: "unauthorized", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Project", phase: "spec changed, not yet observed", argo: "Progressing", kstatus: "InProgress" },
+  { kind: "Project", phase: "deleting", argo: "Progressing", kstatus: "Terminating" },
 ];
 
 function capturedFor(e: Expectation): Resource {
@@ -449,7 +472,9 @@ describe("Argo CD health (deploy/argocd/health.lua in gopher-lua, as Argo CD run
   });
 
   it("covers every kind the operator serves (argocd.test.ts: the same script is registered for each)", () => {
-    expect(new Set(expectations.map((e) => e.kind))).toEqual(new Set(kinds.map((k) => k.kind)));
+    expect(new Set(expectations.map((e) => e.kind))).toEqual(
+      new Set(kinds.filter((k) => k.status).map((k) => k.kind)),
+    );
   });
 });
 
@@ -528,7 +553,7 @@ describe("logs of the running operator", () => {
     for (const l of inReconcile) {
       expect(l).toMatchObject({
         namespace,
-        controllerKind: expect.stringMatching(/^(ComputeEndpoint|ApiKey|Branch)$/),
+        controllerKind: expect.stringMatching(/^(ComputeEndpoint|ApiKey|Branch|Project)$/),
       });
       expect(typeof l.name).toBe("string");
     }

@@ -15,7 +15,7 @@ import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
 import { loadConfig } from "../../src/config.ts";
-import { leaseRule, metricsAuthRules, operatorRules } from "../../src/api/rbac.ts";
+import { grantRules, identityRules, leaseRule, metricsAuthRules, operatorRules } from "../../src/api/rbac.ts";
 import { applyCredentialsSecret } from "../support/credentials.ts";
 import { startApiProxy, type ApiProxy, type ProxyLogEntry } from "../support/api-proxy.ts";
 import {
@@ -56,6 +56,8 @@ const grantedWithoutARequest: Record<string, string> = {
   "neoncloud.dev apikeys get": "the same",
   "neoncloud.dev branches get": "the same",
   "events.k8s.io events patch": "src/runtime/events.ts aggregates a repeated Event into its count by a patch",
+  "neoncloud.dev projects get": "the same",
+  "neoncloud.dev projects/finalizers update": "the same as for the other kinds' finalizers",
 };
 
 /** "group resource verb" of one request through the proxy, as RBAC sees it. */
@@ -82,10 +84,11 @@ function grantOf(entry: ProxyLogEntry): string | undefined {
   return `${group} ${subresource ? `${resource}/${subresource}` : resource} ${verb}`;
 }
 
-const granted = [...operatorRules, leaseRule, ...metricsAuthRules].flatMap((rule) =>
-  rule.apiGroups.flatMap((g) =>
-    rule.resources.flatMap((r) => rule.verbs.map((v) => `${g === "" ? "core" : g} ${r} ${v}`)),
-  ),
+const granted = [...operatorRules, ...grantRules, leaseRule, ...identityRules, ...metricsAuthRules].flatMap(
+  (rule) =>
+    rule.apiGroups.flatMap((g) =>
+      rule.resources.flatMap((r) => rule.verbs.map((v) => `${g === "" ? "core" : g} ${r} ${v}`)),
+    ),
 );
 
 let emulator: Emulator;
@@ -188,7 +191,7 @@ function scrape(token: string | undefined): Promise<{ status: number; body: stri
 }
 
 describe("the operator as deploy/'s ServiceAccount", () => {
-  it("runs an ApiKey, a ComputeEndpoint and a Branch that use its key, then deletes them", async () => {
+  it("runs an ApiKey, then a ComputeEndpoint, a Branch and a Project that use its key, then deletes them", async () => {
     expect(
       operator.manager.isActing || (await eventually(() => (operator.manager.isActing ? true : undefined))),
     ).toBe(true);
@@ -245,6 +248,22 @@ describe("the operator as deploy/'s ServiceAccount", () => {
     expect((await admin.listBranches("proj-alpha")).map((b) => b.id)).not.toContain(
       (branch.status as { branchId?: string } | undefined)?.branchId,
     );
+
+    // A project the namespace's own key creates (no grant needed for a key of its own namespace),
+    // deleted with its resource because the spec says so.
+    await kubectl(["apply", "-n", namespace, "-f", "-"], {
+      input: JSON.stringify({
+        apiVersion: "neoncloud.dev/v1alpha1",
+        kind: "Project",
+        metadata: { name: "tenant" },
+        spec: { credentials: { secretName: "team-api-key" }, deletionPolicy: "Delete" },
+      }),
+    });
+    const project = await ready("project", "tenant");
+    const projectId = (project.status as { projectId?: string } | undefined)?.projectId;
+    expect(projectId).toBeDefined();
+    await kubectl(["delete", "project", "tenant", "-n", namespace, "--timeout=60s"]);
+    expect((await admin.listProjects()).map((p) => p.id)).not.toContain(projectId);
 
     await kubectl(["delete", "computeendpoint", "app", "-n", namespace, "--timeout=60s"]);
     expect((await admin.listEndpoints("proj-alpha")).map((e) => e.id)).not.toContain(

@@ -1,13 +1,14 @@
 // Branch: a branch of a project, kept as its resource declares. The kind is its schema
 // (src/api/branch.ts), its policies and references below, and its adapter (adapter.ts) with its
-// plan (plan.ts, steps.ts); everything else is the managed layer's.
+// plan (plan.ts); everything else is the managed layer's.
 import { BranchSpec, branchKind, type BranchStatus } from "../../api/branch.ts";
 import type { Controller, KubeObject } from "../../runtime/index.ts";
 import { managedController } from "../managed/controller.ts";
 import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
-import { Branches, type ObservedBranch } from "./adapter.ts";
-import type { BranchStep } from "./steps.ts";
+import { projectMaker, projectReferences } from "../project/index.ts";
+import { Branches } from "./adapter.ts";
+import type { BranchStep, ObservedBranch } from "./plan.ts";
 
 export interface BranchObject extends KubeObject {
   spec: BranchSpec;
@@ -36,6 +37,11 @@ function branchManagedKind(
     recorded: (status) => status.branchId,
     projectOf: (spec) => spec.projectId,
     references: [
+      // A Project of the namespace: its project, and its default branch adopted (no second one).
+      ...projectReferences<BranchSpec, BranchStatus>(
+        { switch: "defaultBranch", on: (spec) => spec.projectRef?.defaultBranch === true },
+        [["defaultBranchId", "branchId"]],
+      ),
       {
         // Another Branch of the namespace to create from, once it is Ready; an existing branch
         // no longer needs its parent resource.
@@ -47,6 +53,7 @@ function branchManagedKind(
         createOnly: true,
       },
     ],
+    projectMakers: [projectMaker],
     adapter: new Branches(options),
   };
 }

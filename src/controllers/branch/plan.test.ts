@@ -3,9 +3,10 @@
 import { describe, expect, it } from "vitest";
 import { BranchSpec } from "../../api/branch.ts";
 import type { Branch } from "../../platform/index.ts";
-import { creationExpiry, creationName, expiryProblem, plan, usable, vanished } from "./plan.ts";
+import { creationExpiry, expiryProblem, plan, usable, vanished } from "./plan.ts";
 
-const uid = "0b5e-uid";
+/** The resource's owner mark: the name a branch the spec names none for is given. */
+const mark = "k8s-0a1b2c3d-0123456789abcdef";
 const now = new Date("2026-11-23T00:00:00.400Z");
 
 function branch(fields: Partial<Branch> = {}): Branch {
@@ -15,7 +16,7 @@ function branch(fields: Partial<Branch> = {}): Branch {
     parentId: "br-main",
     parentLsn: undefined,
     parentTimestamp: "2026-11-22T00:00:00Z",
-    name: creationName(uid),
+    name: mark,
     currentState: "ready",
     pendingState: undefined,
     stateChangedAt: "2026-11-22T00:00:00Z",
@@ -38,7 +39,7 @@ describe("the PATCH a Branch sends for a difference", () => {
   it.each([
     ["nothing differs", {}, {}, undefined],
     ["a name the spec gives", { name: "preview-7" }, {}, { name: "preview-7" }],
-    ["the derived name after a rename outside", {}, { name: "renamed" }, { name: creationName(uid) }],
+    ["the derived name after a rename outside", {}, { name: "renamed" }, { name: mark }],
     ["an adopted branch keeps its name", { branchId: "br-one" }, { name: "theirs" }, undefined],
     ["protection stated", { protected: true }, {}, { protected: true }],
     ["protection not stated is left alone", {}, { protected: true }, undefined],
@@ -68,7 +69,7 @@ describe("the PATCH a Branch sends for a difference", () => {
     ],
     ["no expiry stated leaves the platform's", {}, { expiresAt: "2026-11-30T00:00:00Z" }, undefined],
   ])("%s", (_, fields, observed, expected) => {
-    expect(plan(spec(fields), branch(observed), uid, now)).toEqual(expected);
+    expect(plan(spec(fields), branch(observed), mark, now)).toEqual(expected);
   });
 });
 

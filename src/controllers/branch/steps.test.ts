@@ -10,15 +10,12 @@ import {
   restoreRequested,
   restoreStep,
   type BranchContent,
-} from "./steps.ts";
+} from "./plan.ts";
 
 const spec = (fields: Record<string, unknown> = {}) => BranchSpec.parse({ projectId: "proj", ...fields });
 
 function content(roles: string[], databases: [string, string][] = []): BranchContent {
-  return {
-    roles: roles.map((name) => ({ name })),
-    databases: databases.map(([name, ownerName]) => ({ name, ownerName })),
-  };
+  return { roles, databases: databases.map(([name, owner]) => ({ name, owner })) };
 }
 
 describe("a reset from the parent, asked by the restoredFromParentAt annotation", () => {

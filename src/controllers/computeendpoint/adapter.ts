@@ -198,16 +198,18 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
       configMap: configMapName
         ? {
             name: configMapName,
-            data: {
-              host: endpoint.host,
-              pooledHost: pooledHost(endpoint),
-              port: "5432",
+            // The platform's convention (port 5432, TLS required) unless a connection Secret says
+            // otherwise: then the address the platform's connection answer gave it.
+            data: (address) => ({
+              host: address?.host ?? endpoint.host,
+              pooledHost: address?.pooledHost ?? pooledHost(endpoint),
+              port: String(address?.port ?? 5432),
               endpointId: endpoint.id,
               projectId: spec.projectId,
               branchId: endpoint.branchId,
               regionId: endpoint.regionId,
-              sslmode: "require",
-            },
+              sslmode: address?.sslmode ?? "require",
+            }),
           }
         : undefined,
       secret: want

@@ -13,6 +13,7 @@ import { configMapKind } from "../managed/connection-configmap.ts";
 import { managedController } from "../managed/controller.ts";
 import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
+import { projectMaker, projectReferences } from "../project/index.ts";
 import { ComputeEndpoints, type ComputeEndpointObject } from "./adapter.ts";
 import type { Plan } from "./plan.ts";
 
@@ -42,12 +43,21 @@ function computeEndpointManagedKind(
     recorded: (status) => status.endpointId,
     projectOf: (spec) => spec.projectId,
     // A branch has one read-write endpoint: two resources must not both create it. A branchRef
-    // claims the branch the endpoint is on once it has one.
+    // claims the branch the endpoint is on once it has one. Branch ids are the platform's, unique
+    // across projects (and a projectRef's project is not in the stored spec).
     claims: (spec, status) => {
       const branchId = spec.branchId ?? status.branchId;
-      return spec.type === "read_write" && branchId ? [`branch:${spec.projectId}/${branchId}`] : [];
+      return spec.type === "read_write" && branchId ? [`branch:${branchId}`] : [];
     },
     references: [
+      // A Project of the namespace: its project, and its default endpoint adopted (no second one).
+      ...projectReferences<ComputeEndpointSpec, S>(
+        { switch: "defaultEndpoint", on: (spec) => spec.projectRef?.defaultEndpoint === true },
+        [
+          ["defaultBranchId", "branchId"],
+          ["defaultEndpointId", "endpointId"],
+        ],
+      ),
       {
         field: "spec.branchRef",
         kind: branchResourceKind,
@@ -57,6 +67,7 @@ function computeEndpointManagedKind(
         recorded: (status) => status.branchId,
       },
     ],
+    projectMakers: [projectMaker],
     adapter: new ComputeEndpoints(options.resyncPeriodMs ?? 600_000, computeEndpointResourceKind),
   };
 }

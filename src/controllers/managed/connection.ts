@@ -17,7 +17,7 @@ import {
   type Operation,
   type PlatformClient,
 } from "../../platform/index.ts";
-import { isControlledBy, type KubeObject } from "../../runtime/index.ts";
+import { isControlledBy, jsonEqual, type KubeObject } from "../../runtime/index.ts";
 import { secretKind, type Secret } from "../credentials.ts";
 import { configMapKind, publishConfigMap, type ConfigMap } from "./connection-configmap.ts";
 import {
@@ -87,16 +87,31 @@ export class Connections {
   /** What this replica last wrote per resource (`writtenKey`). */
   private readonly written = new Map<string, string>();
 
+  /**
+   * Publishes the Secret, then the ConfigMap: it states the address the Secret was last written
+   * with (the platform's connection answer), so the two never tell a client different things.
+   */
   async publish(pass: AnyPass, details: ConnectionDetails, observeOnly: boolean): Promise<Publication> {
-    const owner = pass.obj as Owner;
+    await this.dropPrevious(pass, details.secret?.name);
+    const published = details.secret
+      ? await this.publishSecret(pass, details.secret, observeOnly)
+      : undefined;
     if (details.configMap) {
+      const owner = pass.obj as Owner;
       const { name, data } = details.configMap;
       const existing = pass.cache<ConfigMap>(configMapKind).get(owner.metadata.namespace, name);
-      await publishConfigMap(pass.kube, owner, name, data, existing);
+      const address = details.secret ? pass.status.connectionSecret?.address : undefined;
+      await publishConfigMap(pass.kube, owner, name, data(address), existing);
     }
-    await this.dropPrevious(pass, details.secret?.name);
-    const target = details.secret;
-    if (!target) return undefined;
+    return published;
+  }
+
+  private async publishSecret(
+    pass: AnyPass,
+    target: PostgresConnection,
+    observeOnly: boolean,
+  ): Promise<Publication> {
+    const owner = pass.obj as Owner;
     const uid = owner.metadata.uid ?? "";
     const secret = pass.cache<Secret>(secretKind).get(owner.metadata.namespace, target.name);
     checkOwnership(secret, owner, "spec.connectionSecret.name");
@@ -290,20 +305,15 @@ export class Connections {
     const recorded = pass.status.connectionSecret;
     // The first Secret takes the annotation as acted upon (as restartedAt on creation): a
     // manifest that carries it from the start does not reset a fresh password.
+    const { host, port, pooledHost, pooledPort, sslmode } = connection;
     const next: ConnectionSecretStatus = {
       name: target.name,
       role: target.role,
       database: target.database,
       passwordRotatedAt: recorded?.name === undefined ? rotateAt : recorded.passwordRotatedAt,
+      address: { host, port, pooledHost, pooledPort, sslmode },
     };
-    if (
-      !recorded ||
-      recorded.name !== next.name ||
-      recorded.role !== next.role ||
-      recorded.database !== next.database ||
-      recorded.passwordRotatedAt !== next.passwordRotatedAt ||
-      recorded.passwordReset !== undefined
-    ) {
+    if (!recorded || recorded.passwordReset !== undefined || !jsonEqual(recorded, next)) {
       await pass.save({ connectionSecret: next });
     }
     pass.events.normal(

@@ -23,6 +23,9 @@ import type { ManagedKind, ManagedObject, ManagedStatus, Step } from "./types.ts
 /** Index of the primary cache: the `namespace/name` of the Secret each resource's credentials come from. */
 const credentialsIndex = "credentials";
 
+/** Index of the primary cache: `namespace/project id` of the project each resource acts in. */
+const projectIndex = "project";
+
 /** Index of the primary cache: `namespace/name` of each resource a reference names, per referenced kind. */
 const referenceIndex = (kind: ResourceKind): string => `reference:${kind.group}/${kind.kind}`;
 
@@ -71,6 +74,20 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
     kind: refKind,
     map: (target, primary) => primary.byIndex(index, objectKey(target)),
   }));
+  // A resource that makes a project (a Project) wakes the resources of its namespace acting in
+  // that project: its project may be usable by them now (the grant check, reconciler.ts).
+  const makerWatches: WatchSpec[] = (kind.projectMakers ?? []).map((maker) => ({
+    kind: maker.kind,
+    map: (made, primary) => {
+      const id = maker.created(made);
+      return id === undefined ? [] : primary.byIndex(projectIndex, `${made.metadata.namespace ?? ""}/${id}`);
+    },
+  }));
+  const projectOf = (obj: KubeObject & { spec?: unknown; status?: unknown }): string[] => {
+    const spec = parse(obj);
+    const id = spec.success ? kind.projectOf?.(spec.data, (obj.status ?? {}) as S) : undefined;
+    return id === undefined ? [] : [`${obj.metadata.namespace ?? ""}/${id}`];
+  };
   const owned = secretOwner(kind.resource);
   // What each resource claims (ownership.ts). An observe-only resource changes nothing: it claims nothing.
   const claims = (obj: KubeObject & { spec?: unknown; status?: unknown }): string[] => {
@@ -100,6 +117,7 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
       ...m.indexes,
       ...referenceIndexes,
       [credentialsIndex]: credentialsSecret,
+      ...(makerWatches.length > 0 ? { [projectIndex]: projectOf } : {}),
       [claimsIndex]: claims,
       [marksIndex]: (obj) => [
         ownerMark(
@@ -126,7 +144,7 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
       },
       // A CredentialsGrant or a namespace's labels that change may allow or refuse resources.
       ...(options.grants === false ? [] : grantWatches<ManagedObject<S>>()),
-      ...merged([...referenceWatches, ...(m.watches ?? [])]),
+      ...merged([...referenceWatches, ...makerWatches, ...(m.watches ?? [])]),
     ],
   });
   return { controller, reconciler };

@@ -164,7 +164,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
 
   /** The operations of the last change, for kinds whose changes start them. */
   private lastChange(pass: Pass<Spec, Status>, ended: { operations?: Status["operations"] }) {
-    const projectId = this.kind.projectOf?.(pass.spec);
+    const projectId = this.kind.projectOf?.(pass.spec, pass.status);
     return projectId === undefined ? Promise.resolve(undefined) : lastChange(pass, projectId, ended);
   }
 
@@ -174,7 +174,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
       return await this.kind.adapter.find(pass);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
-      const projectId = this.kind.projectOf?.(pass.spec);
+      const projectId = this.kind.projectOf?.(pass.spec, pass.status);
       throw notFound("ProjectNotFound", `project ${projectId ?? "(none)"} not found`);
     }
   }
@@ -183,8 +183,9 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
   private checkAbsent(pass: Pass<Spec, Status>, observeOnly: boolean): void {
     const { kind } = this;
     const adopted = kind.adopts(pass.spec);
-    const project = kind.projectOf?.(pass.spec);
-    const where = project === undefined ? "" : ` in project ${project}`;
+    const project = kind.projectOf?.(pass.spec, pass.status);
+    // A kind whose object is the project itself names no project it is in.
+    const where = project === undefined || project === adopted ? "" : ` in project ${project}`;
     if (adopted !== undefined) {
       throw notFound(`${kind.reasonPrefix}NotFound`, `${kind.noun} ${adopted} not found${where}`);
     }

@@ -51,3 +51,20 @@ export function observeMaxAge(obj: KubeObject, resyncPeriodMs: number): number {
   const ms = observeInterval(obj);
   return ms !== undefined ? Math.min(ms, resyncPeriodMs) : resyncPeriodMs;
 }
+
+/**
+ * What `match` picks in a project's list: a snapshot shared by the project's resources and kept
+ * current by this operator's own changes (a create storm does not list the project once per
+ * resource and pass), as old as `observeMaxAge` allows. Where a change made elsewhere matters
+ * (`unsure` of what the snapshot answered), a fresh list decides.
+ */
+export async function lookUp<T>(
+  obj: KubeObject,
+  resyncPeriodMs: number,
+  list: (maxAgeMs: number) => Promise<readonly T[]>,
+  match: (list: readonly T[]) => T | undefined,
+  unsure: (found: T | undefined) => boolean = (found) => found === undefined,
+): Promise<T | undefined> {
+  const found = match(await list(observeMaxAge(obj, resyncPeriodMs)));
+  return unsure(found) ? match(await list(0)) : found;
+}

@@ -636,3 +636,73 @@ describe("owner marks on the platform", () => {
     expect(world.sent).toEqual(["resize 2"]);
   });
 });
+
+describe("a project another kind made (a Project's), on the operator's default credentials", () => {
+  const makerKind = { group: "test.dev", version: "v1", plural: "makers", kind: "Maker" };
+  const made = (name: string, projectId: string, meta: Partial<KubeObject["metadata"]> = {}) => ({
+    apiVersion: "test.dev/v1",
+    kind: "Maker",
+    metadata: { name, namespace: "ns", uid: `uid-${name}`, ...meta },
+    status: { made: projectId },
+  });
+  /** The platform shows the project made by the maker `ns/maker` (its mark), and no other. */
+  const onMade = (world: World, confirmed: string[]) => ({
+    ...kind(world),
+    credentials: () => undefined,
+    projectMakers: [
+      {
+        kind: makerKind,
+        created: (o: KubeObject) => (o as { status?: { made?: string } }).status?.made,
+        confirm: (_client: unknown, projectId: string, mark: string) => {
+          confirmed.push(projectId);
+          return Promise.resolve(mark === ownerMark("00000000", "Maker", "ns", "maker"));
+        },
+      },
+    ],
+  });
+
+  it.each<[string, KubeObject[], string[], string | undefined]>([
+    ["is usable once the platform shows the maker's mark on it", [made("maker", "p")], ["create"], undefined],
+    [
+      "is not, when only a status says so (another resource's forged one)",
+      [made("forger", "p")],
+      [],
+      "NotGranted",
+    ],
+    [
+      "is not, once its maker is being deleted",
+      [made("maker", "p", { deletionTimestamp: "2026-11-25T00:00:02Z" })],
+      [],
+      "NotGranted",
+    ],
+    ["is not, for another project", [made("maker", "other")], [], "NotGranted"],
+  ])("%s", async (_, makers, sent, reason) => {
+    const world = new World();
+    const confirmed: string[] = [];
+    const run = await pass(onMade(world, confirmed), resource(), {
+      operatorKey: true,
+      caches: { [makerKind.plural]: store(makers) },
+    });
+    expect(world.sent).toEqual(sent);
+    expect(condition(run.status, "Ready")?.reason).toBe(reason ?? "Creating");
+  });
+
+  it("a reference still waiting is what the resource reports, before any grant is looked at", async () => {
+    const world = new World();
+    const run = await pass({ ...kind(world), credentials: () => undefined }, resource({ otherRef: "base" }), {
+      operatorKey: true,
+    });
+    expect(world.sent).toEqual([]);
+    expect(condition(run.status, "Ready")?.reason).toBe("WaitingForReference");
+  });
+
+  it("an object that is the project itself, adopted and missing, is not said to be missing from itself", async () => {
+    const world = new World();
+    const itself = { ...kind(world), projectOf: (spec: Spec) => spec.thingId };
+    const run = await pass(itself, resource({ thingId: "t-9" }));
+    expect(condition(run.status, "Ready")).toMatchObject({
+      reason: "ThingNotFound",
+      message: "thing t-9 not found",
+    });
+  });
+});

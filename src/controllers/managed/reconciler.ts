@@ -2,7 +2,7 @@
 // references, find the platform credentials, then the lifecycle (lifecycle.ts). A failure becomes
 // a reason on the conditions (errors.ts) and the runtime retries as the same table says
 // (`errorPolicy`). Finalizers and queueing are the runtime's; the platform verbs are the kind's.
-import { UnauthorizedError } from "../../platform/index.ts";
+import { UnauthorizedError, type PlatformClient } from "../../platform/index.ts";
 import {
   Action,
   objectKey,
@@ -22,7 +22,7 @@ import {
   type Secret,
 } from "../credentials.ts";
 import { Delay, Problem, describeFailure, errorAction, invalidSpec } from "./errors.ts";
-import { grantsOf } from "./grants.ts";
+import { grantsOf, type GrantRequest } from "./grants.ts";
 import { ownerMark } from "./installation.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { resolveReferences, type Resolution } from "./references.ts";
@@ -68,7 +68,10 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
       const spec = this.parse(cached);
       const refs = this.references(spec, cached, ctx);
       const credentials = await this.credentials(cached, refs.spec, ctx, found);
-      this.checkGrant(cached, refs.spec, credentials, ctx);
+      // While a reference waits nothing is sent (the lifecycle says why first); the grant is
+      // checked once the project the resource acts in is known.
+      if (refs.state !== "waiting" || refs.createOnly)
+        await this.checkGrant(cached, refs.spec, credentials, ctx);
       return await this.lifecycle.apply(this.pass(w, refs.spec, credentials, ctx, false), w, refs);
     } catch (err) {
       return this.fail(w, ctx, err, found.credentials);
@@ -88,7 +91,7 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
       if (refs.state === "waiting" && !refs.createOnly) return Action.done();
       const credentials = await this.credentials(cached, refs.spec, ctx, found);
       try {
-        this.checkGrant(cached, refs.spec, credentials, ctx);
+        await this.checkGrant(cached, refs.spec, credentials, ctx);
       } catch (err) {
         // Never granted, it never made anything: nothing to remove. One that holds an object waits
         // for a grant (or deletionPolicy Orphan) rather than leave it behind unseen.
@@ -161,14 +164,15 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
    * The operator's default credentials act only where a CredentialsGrant allows it: before
    * anything is sent, a namespace without one is told what is missing and who can grant it. A key
    * in a Secret of the resource's own namespace (spec.credentials, or the operator's own key in a
-   * namespaced install) needs no grant: its account is the namespace's own business.
+   * namespaced install) needs no grant: its account is the namespace's own business. A project
+   * a resource of the namespace created (a Project, with createProjects) is the namespace's own.
    */
-  private checkGrant(
+  private async checkGrant(
     obj: ManagedObject<S>,
     spec: Spec,
-    credentials: FoundCredentials,
+    credentials: ResolvedCredentials,
     ctx: Context<ManagedObject<S>>,
-  ): void {
+  ): Promise<void> {
     const namespace = obj.metadata.namespace ?? "";
     if (!credentials.isDefault || credentials.namespace === namespace) return;
     if (this.options.grants === false) {
@@ -178,10 +182,30 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
         { retry: { after: Delay.userAction }, stalled: true },
       );
     }
-    const denied = grantsOf((kind) => ctx.cache(kind)).check(namespace, this.kind.access(spec));
-    if (denied) {
+    const want = this.kind.access(spec);
+    const denied = grantsOf((kind) => ctx.cache(kind)).check(namespace, want);
+    if (denied && !(await this.madeInNamespace(namespace, want, credentials.client, ctx))) {
       throw new Problem(denied.reason, denied.message, { retry: { after: Delay.secret }, stalled: true });
     }
+  }
+
+  /** Whether the one project `want` names was created by a resource of the namespace, as the platform confirms. */
+  private async madeInNamespace(
+    namespace: string,
+    want: GrantRequest,
+    client: PlatformClient,
+    ctx: Context<ManagedObject<S>>,
+  ): Promise<boolean> {
+    const projectId = want.projectId;
+    if (projectId === undefined || want.createProject || want.mintApiKeys) return false;
+    for (const maker of this.kind.projectMakers ?? []) {
+      for (const made of ctx.cache(maker.kind).list(namespace)) {
+        if (made.metadata.deletionTimestamp || maker.created(made) !== projectId) continue;
+        const mark = ownerMark(this.installationId, maker.kind.kind, namespace, made.metadata.name ?? "");
+        if (await maker.confirm(client, projectId, mark, ctx.signal)) return true;
+      }
+    }
+    return false;
   }
 
   private pass(

@@ -40,6 +40,16 @@ export interface ConnectionSecretStatus {
   passwordRotatedAt?: string | undefined;
   /** Why a reset was sent whose new password is not in the Secret yet. */
   passwordReset?: string | undefined;
+  /** Where the Secret says to connect (never the password): what the ConfigMap states too. */
+  address?: ConnectionAddress | undefined;
+}
+
+export interface ConnectionAddress {
+  host: string;
+  port: number;
+  pooledHost: string;
+  pooledPort: number;
+  sslmode: string;
 }
 
 export interface ManagedObject<Status> extends KubeObject {
@@ -119,8 +129,11 @@ export interface Step {
 
 /** What a kind publishes while its platform object is up to date. */
 export interface ConnectionDetails {
-  /** Non-secret details (hosts, ids) in a ConfigMap the resource owns. */
-  configMap?: { name: string; data: Record<string, string> } | undefined;
+  /**
+   * Non-secret details (hosts, ids) in a ConfigMap the resource owns; with a connection Secret,
+   * `data` gets the address that Secret was written with, so both say the same.
+   */
+  configMap?: { name: string; data: (address?: ConnectionAddress) => Record<string, string> } | undefined;
   /** A Postgres role's connection Secret: the layer reads the password, or resets it as a change. */
   secret?: PostgresConnection | undefined;
 }
@@ -144,6 +157,22 @@ export interface Reference<Spec, Status> {
   createOnly?: boolean;
   /** Where a resource being deleted finds the id when the referenced resource is gone. */
   recorded?(status: Status): string | undefined;
+}
+
+/**
+ * A kind whose resources make projects (Project): a project one of them created is usable by the
+ * other resources of its namespace on the operator's default credentials, as a CredentialsGrant's
+ * `createProjects` promises, once the platform confirms that resource made it.
+ */
+export interface ProjectMaker {
+  kind: ResourceKind;
+  /** The project the resource created (not one it adopted), as its status records it. */
+  created(obj: KubeObject): string | undefined;
+  /**
+   * Whether the platform shows `projectId` made by the resource whose owner mark is `mark`: a
+   * status can be written by whoever may write it, the mark on the platform only by the operator.
+   */
+  confirm(client: PlatformClient, projectId: string, mark: string, signal: AbortSignal): Promise<boolean>;
 }
 
 /** The platform-facing verbs of one kind, and its plan. */
@@ -210,10 +239,15 @@ export interface ManagedKind<Spec, Status extends ManagedStatus, Obj, S extends 
    * claimant before a create (a branch's one read-write endpoint).
    */
   claims?(spec: Spec, status: Status): string[];
-  /** The project the resource acts in, once references are resolved (messages, grants). */
-  projectOf?(spec: Spec): string | undefined;
+  /**
+   * The project the resource acts in, once references are resolved (waiting for its operations,
+   * messages): from the spec, or the status where the resource made the project itself.
+   */
+  projectOf?(spec: Spec, status: Status): string | undefined;
   /** What the resource asks of the operator's default credentials (CredentialsGrant). */
   access(spec: Spec): GrantRequest;
   references?: readonly Reference<Spec, Status>[];
+  /** Kinds whose resources make the projects this one may act in (a Project's project). */
+  projectMakers?: readonly ProjectMaker[];
   adapter: Adapter<Spec, Status, Obj, S>;
 }

@@ -13,6 +13,7 @@ import { buildImage } from "../../../scripts/image/main.ts";
 import { importImage, nodeDown, nodeUp, type NodeCluster } from "../../../scripts/node/cluster.ts";
 import { existingHostPaths, fenceDrops } from "../../../scripts/node/host.ts";
 import { placements, seedFor } from "../../../scripts/bench/workload.ts";
+import { credentialsGrant } from "../../../src/api/grant.ts";
 import { PlatformClient } from "../../../src/platform/index.ts";
 import { startEmulator, type Emulator } from "../../../tools/emulator/index.ts";
 import { buildHelm } from "../../support/helm.ts";
@@ -38,6 +39,8 @@ const operatorNamespace = "neon-cloud-operator";
 const workNamespace = "e2e";
 /** Where the 1,000 endpoints of the memory scenario live, on projects of their own. */
 const scaleNamespace = "e2e-scale";
+/** A namespace no CredentialsGrant names: its resources get NotGranted from the operator's key. */
+const ungrantedNamespace = "e2e-ungranted";
 const scale = placements(1000, 20, "mem");
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
 /** deploy/base's and the chart's memory limit. */
@@ -75,7 +78,20 @@ beforeAll(async () => {
   });
   platform = new PlatformClient({ baseUrl: emulator.url, apiKey: emulator.bootstrapKey });
   kubectl = kubectlFor(cluster);
-  for (const ns of [workNamespace, scaleNamespace]) await kubectl(["create", "namespace", ns]);
+  for (const ns of [workNamespace, scaleNamespace, ungrantedNamespace])
+    await kubectl(["create", "namespace", ns]);
+  // The shipped installs grant nothing: the cluster administrator grants the operator's key to the
+  // namespaces that use it, as docs/install.md says. One namespace stays ungranted.
+  await kubectl(
+    ["apply", "-f", "-"],
+    JSON.stringify(
+      credentialsGrant("e2e", {
+        namespaces: [workNamespace, scaleNamespace],
+        projects: ["*"],
+        mintApiKeys: true,
+      }),
+    ),
+  );
 });
 
 afterAll(async () => {
@@ -200,14 +216,69 @@ async function endpointsThrough(
   );
 }
 
+/** deploy/namespaced's operator runs in, and watches, the namespace its kustomization sets: default. */
+const namespacedNamespace = "default";
+
+/** The namespace deploy/<base>'s operator runs in. */
+const namespaceOf = (base: string) => (base === "namespaced" ? namespacedNamespace : operatorNamespace);
+
+/**
+ * The cluster administrator's part of deploy/namespaced (docs/install.md, step namespaced-admin):
+ * deploy/cluster, and its roles bound to the ServiceAccount of the watched namespace.
+ */
+async function administerNamespaced(action: "create" | "delete"): Promise<void> {
+  const account = `${namespacedNamespace}:neon-cloud-operator`;
+  const clusterRoles = ["grants", "metrics-auth"];
+  const bindingOf = (role: string) => `neon-cloud-operator-${role}-${namespacedNamespace}`;
+  if (action === "create") {
+    await kubectl(["apply", "-k", join(repoRoot, "deploy", "cluster")]);
+    await kubectl([
+      "-n",
+      namespacedNamespace,
+      "create",
+      "rolebinding",
+      "neon-cloud-operator",
+      "--clusterrole=neon-cloud-operator",
+      `--serviceaccount=${account}`,
+    ]);
+    for (const role of clusterRoles)
+      await kubectl([
+        "create",
+        "clusterrolebinding",
+        bindingOf(role),
+        `--clusterrole=neon-cloud-operator-${role}`,
+        `--serviceaccount=${account}`,
+      ]);
+  } else {
+    await kubectl([
+      "-n",
+      namespacedNamespace,
+      "delete",
+      "rolebinding",
+      "neon-cloud-operator",
+      "--ignore-not-found",
+    ]);
+    await kubectl(["delete", "clusterrolebinding", ...clusterRoles.map(bindingOf), "--ignore-not-found"]);
+    await kubectl([
+      "delete",
+      "-k",
+      join(repoRoot, "deploy", "cluster"),
+      "--ignore-not-found",
+      "--wait",
+      "--timeout=180s",
+    ]);
+  }
+}
+
 /** Applies deploy/<base> pointed at the image and the emulator, and waits for its rollout. */
 async function deploy(base: string): Promise<string> {
+  if (base === "namespaced") await administerNamespaced("create");
   const overlay = await writeOverlay(join(work, base), base, emulator.url);
   await kubectl(["apply", "-k", overlay]);
-  await applyCredentials(kubectl, operatorNamespace, emulator.bootstrapKey);
+  await applyCredentials(kubectl, namespaceOf(base), emulator.bootstrapKey);
   await kubectl([
     "-n",
-    operatorNamespace,
+    namespaceOf(base),
     "rollout",
     "status",
     "deployment/neon-cloud-operator",
@@ -220,6 +291,10 @@ async function deploy(base: string): Promise<string> {
 async function undeploy(base: string): Promise<void> {
   await removeWork();
   await kubectl(["delete", "-k", join(work, base), "--ignore-not-found", "--wait", "--timeout=180s"]);
+  if (base === "namespaced") {
+    await kubectl(["-n", namespacedNamespace, "delete", "secret", "neon-api-key", "--ignore-not-found"]);
+    await administerNamespaced("delete");
+  }
 }
 
 /** For a describe block: deploy/<base> applied before its scenarios, their work removed after each, taken away after all. */
@@ -276,6 +351,28 @@ describe("deploy/base on a real node", () => {
     await kubectl(["-n", workNamespace, "delete", "computeendpoint/web", "apikey/ci", "--timeout=120s"]);
     await gone("the endpoint", async () => !(await onBranch("br-dev")).includes(id ?? ""));
     await gone("the key", async () => (await listed()) === undefined);
+  });
+
+  it("refuses an ungranted namespace the operator's key with the documented reason, sending nothing", async () => {
+    const before = emulator.requestLog.latest().length;
+    await kubectl(
+      ["apply", "-f", "-"],
+      computeEndpoint("db", "br-feature", "read_write", ungrantedNamespace),
+    );
+    await kubectl([
+      "-n",
+      ungrantedNamespace,
+      "wait",
+      '--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=NotGranted',
+      "--timeout=120s",
+      "computeendpoint/db",
+    ]);
+    const sent = emulator.requestLog
+      .latest()
+      .slice(before)
+      .filter((e) => e.method !== "GET");
+    expect(sent).toEqual([]);
+    await kubectl(["-n", ungrantedNamespace, "delete", "computeendpoint/db", "--timeout=120s"]);
   });
 
   it("stays under its memory limit, by the kubelet's own figures; Node's heap limit fits inside it", async () => {
@@ -511,18 +608,19 @@ async function endpointLifecycle(name: string, branchId: string, namespace: stri
 describe("deploy/namespaced on a real node", () => {
   deployedFor("namespaced");
 
-  it("watches only its namespace, with no cluster-wide grants", async () => {
-    await leader();
-    // Its resources' rules are in a Role of the watched namespace; the one cluster-wide grant
-    // left is for secure metrics (TokenReview, SubjectAccessReview are cluster-scoped; docs/security.md).
+  it("watches only its namespace, with no cluster-wide grants of its own", async () => {
+    await leader(namespacedNamespace);
+    // Its rules are a RoleBinding in the watched namespace; the only cluster-wide bindings are the
+    // administrator's: the reads of CredentialsGrants and namespaces, and secure metrics' reviews.
     const bindings = (await kubectl(["get", "clusterrolebindings", "-o", "name"])).split("\n");
-    expect(bindings.filter((b) => b.includes("neon-cloud-operator"))).toEqual([
-      "clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-metrics-auth",
+    expect(bindings.filter((b) => b.includes("neon-cloud-operator")).sort()).toEqual([
+      `clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-grants-${namespacedNamespace}`,
+      `clusterrolebinding.rbac.authorization.k8s.io/neon-cloud-operator-metrics-auth-${namespacedNamespace}`,
     ]);
     // A namespace it does not watch, applied first: by the time the watched one has come and
     // gone, the unwatched one has neither a finalizer nor a condition, nor an endpoint.
     await kubectl(["apply", "-f", "-"], computeEndpoint("unwatched", "br-dev"));
-    await endpointLifecycle("watched", "br-dev", "default");
+    await endpointLifecycle("watched", "br-dev", namespacedNamespace);
     const untouched = await kubectl([
       "-n",
       workNamespace,

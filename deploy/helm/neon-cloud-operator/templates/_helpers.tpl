@@ -22,11 +22,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/*
 The operator's rules on the resources it manages, granted cluster-wide by the
-ClusterRole or per watched namespace by a Role. files/rules.yaml is generated from
-src/api/rbac.ts (npm run generate), as deploy/base/clusterrole.yaml is.
+ClusterRole or per watched namespace by a Role. files/rbac/operator.yaml is generated
+from src/api/rbac.ts (npm run generate), as deploy/cluster/operator-roles.yaml is.
 */}}
 {{- define "neon-cloud-operator.rules" -}}
-{{ .Files.Get "files/rules.yaml" }}
+{{ .Files.Get "files/rbac/operator.yaml" }}
 {{- end -}}
 
 {{- define "neon-cloud-operator.serviceAccountSubject" -}}
