@@ -193,15 +193,22 @@ describe("the mutation gate's decisions", () => {
     );
     const ask = async (gate: MutationGate, ticket: string) => {
       try {
-        await gate.run(() => Promise.resolve({ operations: [operation(`${gate.projectId}-${ticket}`)] }), (r) => r.operations, {
-          ticket,
-          // The list shows its operation still running, a second after its start.
-          confirm: (ids) => {
-            lists.push(gate.projectId);
-            gate.observe(ids.map((id) => operation(id, "running", { totalDurationMs: 1_000 })), now);
-            return Promise.resolve();
+        await gate.run(
+          () => Promise.resolve({ operations: [operation(`${gate.projectId}-${ticket}`)] }),
+          (r) => r.operations,
+          {
+            ticket,
+            // The list shows its operation still running, a second after its start.
+            confirm: (ids) => {
+              lists.push(gate.projectId);
+              gate.observe(
+                ids.map((id) => operation(id, "running", { totalDurationMs: 1_000 })),
+                now,
+              );
+              return Promise.resolve();
+            },
           },
-        });
+        );
         return "sent";
       } catch (err) {
         if (err instanceof ProjectBusyError) return err.retryAfterMs!;

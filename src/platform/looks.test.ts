@@ -59,7 +59,9 @@ describe("looking at a change alone in its project", () => {
 
   it("decides the first look by what else the project and the account are doing", () => {
     const operation = { id: "op-new", projectId: "shop", branchId: "b1", action: "start_compute" } as const;
-    const running = [{ ...operation, status: "running", createdAt: new Date(clock.now()).toISOString() }] as Operation[];
+    const running = [
+      { ...operation, status: "running", createdAt: new Date(clock.now()).toISOString() },
+    ] as Operation[];
     const firstLook = (options: ConstructorParameters<typeof OperationsTracker>[1]) =>
       new OperationsTracker("shop", { now: () => clock.now(), endedBy: learned, ...options }).firstLook(
         running,
@@ -97,7 +99,11 @@ describe("ends the project's lock proves", () => {
       operationDurationMs: 150,
       seed: {
         projects: [
-          { id: "shop", name: "shop", branches: ["b1", "b2", "b3", "b4", "b5"].map((id) => ({ id, name: id })) },
+          {
+            id: "shop",
+            name: "shop",
+            branches: ["b1", "b2", "b3", "b4", "b5"].map((id) => ({ id, name: id })),
+          },
         ],
       },
     });
@@ -133,7 +139,9 @@ describe("ends the project's lock proves", () => {
     expect(isPresumed(outcome.operations[0]!)).toBe(true);
     expect(await served()).toEqual(before);
     // The endpoint is in the state its answer announced, still without a request.
-    const shown = (await client.snapshot("shop", { maxAgeMs: 60_000 })).find((e) => e.id === first.endpoint.id);
+    const shown = (await client.snapshot("shop", { maxAgeMs: 60_000 })).find(
+      (e) => e.id === first.endpoint.id,
+    );
     expect(shown?.currentState).toBe("active");
     expect(await platform.served(LIST_ENDPOINTS)).toBe(endpointLists);
     // It is the truth.
@@ -174,7 +182,9 @@ describe("a platform whose lock is not the project's", () => {
     platform = await startPlatform({
       lockScope: "branch",
       operationDurationMs: 1_000,
-      seed: { projects: [{ id: "shop", name: "shop", branches: ["b1", "b2"].map((id) => ({ id, name: id })) }] },
+      seed: {
+        projects: [{ id: "shop", name: "shop", branches: ["b1", "b2"].map((id) => ({ id, name: id })) }],
+      },
     });
   });
   afterAll(() => platform.close());

@@ -27,7 +27,8 @@ export function firstLook(
   now = Date.now(),
 ): number {
   const projectId = operations[0]?.projectId;
-  const chosen = projectId === undefined ? undefined : client.project(projectId).firstLook(operations, pollMs);
+  const chosen =
+    projectId === undefined ? undefined : client.project(projectId).firstLook(operations, pollMs);
   if (chosen !== undefined) return chosen;
   const expected = client.expectedDuration(operations);
   if (expected === undefined || expected >= pollMs) return nextPoll(pollMs, now);
