@@ -1,11 +1,11 @@
 // When a resource looks at its change's operations: a change alone in its project is looked at
 // when such operations have most likely ended and, if it ran late, again a short step later (not a
-// poll interval); an end the project's lock proves costs no look at all; storms keep their
-// batching. Against the emulator over HTTP, on a clock stepped by hand where times matter.
+// poll interval); an end the project's lock proves is due for a look at once, and its outcome
+// is read, never presumed (a failure frees the lock too); storms keep their batching. Against the emulator over HTTP, on a clock stepped by hand where times matter.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createManualClock } from "../../tools/emulator/clock.ts";
 import type { PlatformClient } from "./client.ts";
-import { isPresumed, LockBelief, OperationsTracker, waitForOperations } from "./operations.ts";
+import { LockBelief, OperationsTracker, waitForOperations } from "./operations.ts";
 import type { Operation } from "./schemas.ts";
 import { asAController, startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 
@@ -123,55 +123,52 @@ describe("ends the project's lock proves", () => {
     await client.waitForOperations("shop", operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
   });
 
-  it("a change the platform accepted proves the earlier ones ended: looking at them costs no request", async () => {
+  it("a change the platform accepted proves the earlier ones ended: one look reads how, at once", async () => {
     await client.snapshot("shop");
     const first = await client.createEndpoint("shop", { branchId: "b1", type: "read_write" });
     // The next create of the project goes when the first's operation should have ended.
     const second = await asAController(() =>
       client.createEndpoint("shop", { branchId: "b2", type: "read_write" }, { ticket: "ns/b" }),
     );
+    const tracker = client.project("shop").operations;
+    // Proved ended: due for a look now, not at a learned or guessed time.
+    expect(tracker.nextLook(first.operations, 5_000)).toBe(250);
     const before = await served();
     const endpointLists = await platform.served(LIST_ENDPOINTS);
     // As a resource knows them, from its status: without their endpoint or branch.
     const fromStatus = first.operations.map((op) => ({ ...op, endpointId: undefined, branchId: undefined }));
     const outcome = await client.waitForOperations("shop", fromStatus);
-    expect(outcome.state).toBe("finished");
-    expect(isPresumed(outcome.operations[0]!)).toBe(true);
-    expect(await served()).toEqual(before);
-    // The endpoint is in the state its answer announced, still without a request.
+    // Read from the platform, with its endpoint: one request.
+    expect(outcome).toMatchObject({ state: "finished", operations: [{ endpointId: first.endpoint.id }] });
+    const after = await served();
+    expect(after.list + after.get - before.list - before.get).toBe(1);
+    // The endpoint is in the state its answer announced, without an endpoint list.
     const shown = (await client.snapshot("shop", { maxAgeMs: 60_000 })).find(
       (e) => e.id === first.endpoint.id,
     );
     expect(shown?.currentState).toBe("active");
     expect(await platform.served(LIST_ENDPOINTS)).toBe(endpointLists);
-    // It is the truth.
-    const [listed] = await client.project("shop").operations.refresh([first.operations[0]!.id], {
-      source: client,
-    });
-    expect(listed!.status).toBe("finished");
     await client.waitForOperations("shop", second.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
   });
 
-  it("an end it proved that a list shows failed makes the project's endpoints be listed again", async () => {
+  it("an end it proved that was a failure is reported failed, never finished, and the endpoint not active", async () => {
     await client.snapshot("shop");
     await platform.setFaults({
       operations: [{ action: "start_compute", times: 1, failures: 1, then: "error", retry_delay_ms: 20 }],
     });
     const failing = await client.createEndpoint("shop", { branchId: "b3", type: "read_write" });
+    // Accepted: the failing operation has ended (an error frees the lock too) ...
     const next = await asAController(() =>
       client.createEndpoint("shop", { branchId: "b4", type: "read_write" }, { ticket: "ns/d" }),
     );
-    // Taken as finished (a failure frees the lock too) ...
-    expect((await client.waitForOperations("shop", failing.operations)).state).toBe("finished");
-    // ... until a list that shows it: then the endpoints are listed again.
-    await client.waitForOperations("shop", next.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
-    await client.project("shop").operations.refresh([next.operations[0]!.id], { source: client });
-    const lists = await platform.served(LIST_ENDPOINTS);
+    // ... but how is read: failed.
+    const outcome = await client.waitForOperations("shop", failing.operations);
+    expect(outcome).toMatchObject({ state: "failed", failed: [{ status: "error" }] });
     const shown = (await client.snapshot("shop", { maxAgeMs: 60_000 })).find(
       (e) => e.id === failing.endpoint.id,
     );
-    expect(await platform.served(LIST_ENDPOINTS)).toBe(lists + 1);
     expect(shown?.currentState).not.toBe("active");
+    await client.waitForOperations("shop", next.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
   });
 });
 
@@ -189,23 +186,71 @@ describe("a platform whose lock is not the project's", () => {
   });
   afterAll(() => platform.close());
 
-  it("a list that shows an end taken as proved still running ends the belief: the operation is looked at again", async () => {
+  it("a list that shows an end taken as proved still running ends the belief, and reports it running", async () => {
     // Without the gate the second change goes at once, and the branch lock accepts it.
     const client = platform.client({ mutationGate: false });
     const first = await client.createEndpoint("shop", { branchId: "b1", type: "read_write" });
     // Its resource looks (too early: answered as it knew it, no request): the project knows it runs.
     expect((await client.waitForOperations("shop", first.operations)).state).toBe("running");
     const second = await client.createEndpoint("shop", { branchId: "b2", type: "read_write" });
-    expect((await client.waitForOperations("shop", first.operations)).state).toBe("finished");
-    // A look at the second lists the project, and shows the first still running.
-    await client.project("shop").operations.refresh([second.operations[0]!.id], { source: client });
+    // Taken as proved ended, so looked at now: the list shows it still running, as reported.
+    expect((await client.waitForOperations("shop", first.operations)).state).toBe("running");
     expect(client.account.lock.projectWide).toBe(false);
-    const again = await client.waitForOperations("shop", first.operations);
-    expect(again.state).toBe("running");
-    expect(isPresumed(again.operations[0]!)).toBe(false);
+    // Looks are timed again as without the lock's proofs.
+    expect(client.project("shop").operations.nextLook(first.operations, 5_000)).not.toBe(250);
     await client.waitForOperations("shop", [...first.operations, ...second.operations], {
       pollIntervalMs: 50,
       timeoutMs: 5_000,
     });
+  });
+});
+
+describe("proved ends while the project's changes wait for their turn", () => {
+  const clock = createManualClock(Date.UTC(2026, 10, 21, 11, 0, 0));
+  let platform: TestPlatform;
+  let client: PlatformClient;
+
+  beforeAll(async () => {
+    platform = await startPlatform({
+      clock,
+      operationDurationMs: 1_000,
+      seed: {
+        projects: [
+          { id: "shop", name: "shop", branches: ["b1", "b2", "b3"].map((id) => ({ id, name: id })) },
+        ],
+      },
+    });
+    client = platform.client({ mutationGate: false });
+  });
+  afterAll(() => platform.close());
+
+  it("are read by one list for several, and each is reported as the platform ended it", async () => {
+    const created: Operation[] = [];
+    for (const branchId of ["b1", "b2", "b3"]) {
+      created.push(...(await client.createEndpoint("shop", { branchId, type: "read_write" })).operations);
+      clock.advance(1_500);
+    }
+    const [a, b, c] = created as [Operation, Operation, Operation];
+    const tracker = new OperationsTracker("shop", {
+      now: () => clock.now(),
+      endedBy: learned,
+      busy: () => true,
+      lock: new LockBelief(),
+    });
+    const lists = async () => (await platform.served(LIST_OPERATIONS)) - before;
+    const before = await platform.served(LIST_OPERATIONS);
+    const look = (ops: Operation[]) => tracker.refresh(ops, { pollIntervalMs: 5_000, source: client });
+
+    // One end proved: not worth a list of its own yet; reported as the caller knew it.
+    tracker.provedEnded([a.id], clock.now());
+    expect((await look([a]))[0]!.status).toBe("running");
+    expect(await lists()).toBe(0);
+    // Three waiting: one list reads them all (in the background: a poll never waits while the
+    // project's changes do).
+    tracker.provedEnded([b.id, c.id], clock.now());
+    expect((await look([a]))[0]!.status).toBe("running");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await look([a, b, c])).map((op) => op.status)).toEqual(["finished", "finished", "finished"]);
+    expect(await lists()).toBe(1);
   });
 });

@@ -11,6 +11,10 @@
  * once from the latest pass that ended (running operations as last seen), the next pass starting
  * in the background: polling takes little of the budget the changes are waiting for, and no
  * worker waits on it.
+ *
+ * The platform's project-wide lock proves when operations have ended (an accepted change), never
+ * how: an end it proves makes the operation due for a look, and its outcome is read, never
+ * presumed (an operation that ended in `error` frees the lock too).
  */
 import { setTimeout } from "node:timers/promises";
 import { keyRefused } from "./errors.ts";
@@ -72,8 +76,6 @@ export interface OperationsTrackerOptions {
    * a change the platform accepted proves that the project's earlier operations have ended.
    */
   lock?: LockBelief;
-  /** A presumed end turned out to be a failure: the lists it settled are read again. */
-  presumedFailed?: () => void;
   /** Every operation a pass read, with the time the pass began (the mutation gate and durations learn from them). */
   observed?: (operations: readonly Operation[], listedAt: number) => void;
   /** Shortest step between two looks at a change alone in its project. Default 250 ms. */
@@ -83,9 +85,10 @@ export interface OperationsTrackerOptions {
 
 /**
  * The platform refuses a change of a project (423) while any operation of it runs, on any branch
- * (platform-facts.md): so when it accepts one, every operation created before it has ended. An
- * account believes this until a list shows otherwise (an operation taken as ended still running,
- * or ended after the change that proved it), then looks at every operation again.
+ * (platform-facts.md): so when it accepts one, every operation created before it has ended (how
+ * it ended is read, never presumed). An account believes this until a list shows otherwise (an
+ * operation taken as ended still running, or ended after the change that proved it), then times
+ * its looks as if it knew nothing of the lock.
  */
 export class LockBelief {
   projectWide = true;
@@ -107,7 +110,15 @@ const busyMinLookMs = 1_000;
 /** Operations created this close on one branch came from one request (timestamps have whole seconds). */
 const sameRequestMs = 1_000;
 
-/** Presumed ends and due times kept at most (bounded maps). */
+/**
+ * While the project's changes wait for their turn, proved ends are read by one list when this many
+ * await it, or when the oldest has waited `proofWaitFactor` poll intervals: a list reads several
+ * outcomes, and none waits long.
+ */
+const proofBatch = 3;
+const proofWaitFactor = 1;
+
+/** Proved ends and due times kept at most (bounded maps). */
 const maxKept = 10_000;
 
 /** Statuses after which an operation never changes (the platform's operations guide). */
@@ -136,14 +147,6 @@ export function isFailed(operation: StatusOf): boolean {
   return FAILED_FINAL.has(operation.status) || (operation.status === "failed" && !isRetrying(operation));
 }
 
-/** Records the tracker made up from a presumed end (the lock's proof), not read from the platform. */
-const presumedRecords = new WeakSet<Operation>();
-
-/** True for a record of an end the project's lock proved, not read: it says nothing of durations. */
-export function isPresumed(operation: Operation): boolean {
-  return presumedRecords.has(operation);
-}
-
 export interface RefreshOptions {
   /**
    * How often the caller looks (default: the last caller's, at first 5 s): running operations
@@ -167,6 +170,14 @@ interface Batch {
 interface Due {
   at: number;
   alone: boolean;
+}
+
+/** An end an accepted change proved: when (this clock), and that change's creation time (the platform's). */
+interface Proof {
+  at: number;
+  before: number;
+  /** A pass begun after the proof read it. */
+  read?: boolean;
 }
 
 const idOf = (op: Operation | string): string => (typeof op === "string" ? op : op.id);
@@ -193,7 +204,6 @@ export class OperationsTracker {
   private readonly endedBy: (operations: readonly Operation[], share: number) => number | undefined;
   private readonly nextTurnAt: () => number | undefined;
   private readonly lock: LockBelief | undefined;
-  private readonly presumedFailed: () => void;
   private readonly observed: (operations: readonly Operation[], listedAt: number) => void;
   private readonly minStepMs: number;
   private readonly now: () => number;
@@ -211,16 +221,14 @@ export class OperationsTracker {
   private readonly dues = new Map<string, Due>();
   /** Running operations callers asked about, and when they last did. */
   private readonly asked = new Map<string, number>();
-  /** Operations an accepted change proved ended (id -> when), and the creation time before which all have. */
-  private readonly presumed = new Map<string, number>();
-  private endedBefore = Number.NEGATIVE_INFINITY;
-  /** Presumed ends a later pass may confirm: id -> creation time of the change that proved it. */
-  private readonly unverified = new Map<string, number>();
   /**
-   * The operations changes' answers started, as answered: a caller knows its own from its
-   * status, without their endpoint or branch, and a presumed end settles those (project.ts).
+   * Operations an accepted change proved ended: id -> when (this clock), the creation time of the
+   * proving change (the platform's clock), and whether a pass has read it since.
    */
-  private readonly answers = new Map<string, Operation>();
+  private readonly proved = new Map<string, Proof>();
+  /** The creation time (the platform's clock) before which every operation has ended. */
+  private endedBefore = Number.NEGATIVE_INFINITY;
+  private endedBeforeAt = Number.NEGATIVE_INFINITY;
 
   constructor(projectId: string, options: OperationsTrackerOptions = {}) {
     this.projectId = projectId;
@@ -234,7 +242,6 @@ export class OperationsTracker {
     this.endedBy = options.endedBy ?? (() => undefined);
     this.nextTurnAt = options.nextTurnAt ?? (() => undefined);
     this.lock = options.lock;
-    this.presumedFailed = options.presumedFailed ?? (() => undefined);
     this.observed = options.observed ?? (() => undefined);
     this.minStepMs = options.minStepMs ?? 250;
     // Wall-clock time: poll ticks are aligned to it.
@@ -268,7 +275,7 @@ export class OperationsTracker {
       if (isSettled(op)) return op;
       const seen = this.settled.get(op.id);
       if (seen !== undefined && !(seen instanceof Error) && isSettled(seen)) return seen;
-      return this.presumedEnd(op);
+      return undefined;
     };
     const pending = operations.filter((op) => known(op) === undefined);
     for (const op of pending) remember(this.asked, idOf(op), now);
@@ -296,24 +303,20 @@ export class OperationsTracker {
   /**
    * The platform accepted a change of the project whose operations were created at
    * `acceptedCreatedAt` (its clock): every operation in `ids` (those known before it was sent)
-   * and every one created before it has ended. Each is answered as finished until a pass shows
-   * it; a pass that shows one still running, or ended after that change, ends the belief.
+   * and every one created before it has ended. Each is due for a look at once (a pass reads how it
+   * ended); a pass that shows one still running, or ended after that change, ends the belief.
    */
-  presumeEnded(ids: Iterable<string>, acceptedCreatedAt: number): void {
-    if (!this.presuming() || Number.isNaN(acceptedCreatedAt)) return;
+  provedEnded(ids: Iterable<string>, acceptedCreatedAt: number): void {
+    if (!this.believed() || Number.isNaN(acceptedCreatedAt)) return;
     const now = this.now();
     for (const id of ids) {
-      remember(this.presumed, id, now);
-      remember(this.unverified, id, acceptedCreatedAt);
-      this.asked.delete(id);
+      remember(this.proved, id, { at: now, before: acceptedCreatedAt });
       this.dues.delete(id);
     }
-    this.endedBefore = Math.max(this.endedBefore, acceptedCreatedAt);
-  }
-
-  /** Operations a change's answer started (the full records, for presumed ends). */
-  started(operations: readonly Operation[]): void {
-    for (const op of operations) remember(this.answers, op.id, op);
+    if (acceptedCreatedAt > this.endedBefore) {
+      this.endedBefore = acceptedCreatedAt;
+      this.endedBeforeAt = now;
+    }
   }
 
   /** The operations the tracker takes to be running: asked about, or seen running by a pass. */
@@ -333,7 +336,7 @@ export class OperationsTracker {
       for (const [id, op] of this.settled)
         if (!(op instanceof Error) && !isSettled(op) && locks(op)) ids.add(id);
     }
-    return [...ids].filter((id) => !this.presumed.has(id));
+    return [...ids].filter((id) => !this.proved.has(id));
   }
 
   /** Whether operations other than these were running lately (asked about, or seen by a pass). */
@@ -373,6 +376,8 @@ export class OperationsTracker {
     const now = this.now();
     let at: number | undefined;
     for (const op of running) {
+      // Proved ended: the next look reads how.
+      if (this.proofOf(op) !== undefined) return this.minStepMs;
       const due = this.dues.get(op.id);
       // Not seen by a pass yet (not due): when it is, if nothing else runs there.
       if (due === undefined && this.othersRunning(running)) return undefined;
@@ -386,34 +391,32 @@ export class OperationsTracker {
   /** While the project's changes wait: when its next change should have been accepted. */
   private turnLook(pollIntervalMs: number): number | undefined {
     const turn = this.nextTurnAt();
-    if (turn === undefined || !this.presuming()) return undefined;
+    if (turn === undefined || !this.believed()) return undefined;
     const ms = turn - this.now() + turnMarginMs;
     return Math.min(Math.max(ms, busyMinLookMs), pollIntervalMs);
   }
 
-  private presuming(): boolean {
+  private believed(): boolean {
     return this.polling === "batched" && this.lock?.projectWide === true;
   }
 
-  /** The operation as finished, when an accepted change proved it ended. */
-  private presumedEnd(op: Operation): Operation | undefined {
-    if (!this.presuming() || !locks(op)) return undefined;
+  /** When (this clock) an accepted change proved the operation ended, if one did. */
+  private proofOf(op: Operation): number | undefined {
+    if (!this.believed() || !locks(op)) return undefined;
+    const proof = this.proved.get(op.id);
+    if (proof) return proof.at;
     const created = Date.parse(op.createdAt);
-    if (!this.presumed.has(op.id)) {
-      if (!(created < this.endedBefore)) return undefined;
-      remember(this.presumed, op.id, this.now());
-      remember(this.unverified, op.id, this.endedBefore);
-    }
-    const answered = this.answers.get(op.id);
-    const record: Operation = {
-      ...op,
-      branchId: op.branchId ?? answered?.branchId,
-      endpointId: op.endpointId ?? answered?.endpointId,
-      status: "finished",
-      totalDurationMs: undefined,
-    };
-    presumedRecords.add(record);
-    return record;
+    if (!(created < this.endedBefore)) return undefined;
+    remember(this.proved, op.id, { at: this.endedBeforeAt, before: this.endedBefore });
+    return this.endedBeforeAt;
+  }
+
+  /** Whether proved ends waiting for a pass (proved since `since`) are worth a list now. */
+  private proofsWaiting(since: number, pollIntervalMs: number): boolean {
+    const waiting = [...this.proved.values()].filter((proof) => !proof.read && proof.at > since);
+    if (waiting.length >= proofBatch) return true;
+    const oldest = Math.min(...waiting.map((proof) => proof.at));
+    return waiting.length > 0 && oldest <= this.now() - pollIntervalMs * proofWaitFactor;
   }
 
   /** A read of a pass failed: the caller's own failure, or another key's refusal (read again with its own key). */
@@ -438,14 +441,21 @@ export class OperationsTracker {
     // them running (a resource woken by its own status write right after its change is answered
     // as it knew them), and a pass that looked since they became due has answered for them.
     const dueAt = (op: Operation | string): number =>
-      typeof op === "string" ? now : (this.dues.get(op.id)?.at ?? this.firstDue(op, objects));
+      typeof op === "string"
+        ? now
+        : (this.proofOf(op) ?? this.dues.get(op.id)?.at ?? this.firstDue(op, objects));
     const due = pending.filter((op) => dueAt(op) <= now);
     if (due.length === 0) return this.settled;
     if (busy && objects.length === pending.length) {
       // While the project's changes wait for their turn, a poll never waits for a list (nor holds
       // a worker that a change's turn needs): it is answered from the latest pass that ended, or
       // as the caller last knew, and a pass older than the window is renewed for the next poll.
-      if (startedAt === undefined || startedAt < now - pollIntervalMs * this.busyFactor) {
+      // Proved ends are renewed sooner: a list then reads outcomes that are certainly there.
+      if (
+        startedAt === undefined ||
+        startedAt < now - pollIntervalMs * this.busyFactor ||
+        this.proofsWaiting(startedAt, pollIntervalMs)
+      ) {
         void this.join(pending, source).result.catch(() => undefined);
       }
       return this.settled;
@@ -536,7 +546,7 @@ export class OperationsTracker {
     );
     const records = [...found.values()].filter((op): op is Operation => !(op instanceof Error));
     this.observed(records, listedAt);
-    this.verify(records);
+    this.verify(records, listedAt);
     this.plan(records, listedAt);
     if (this.settled.size === 0 || listedAt >= this.settledAt) {
       this.settled = found;
@@ -546,25 +556,23 @@ export class OperationsTracker {
   }
 
   /**
-   * Presumed ends a pass happened to show (never looked for: no page or read is added for them).
-   * Still running, or ended after the change that proved it: the lock is not the project's, and
-   * nothing is presumed any more. Failed: the lists that took it as finished are read again.
+   * Proved ends a pass read (begun after the proof). Still running, or ended after the change that
+   * proved it: the lock is not the project's, and nothing is taken as proved any more (looks are
+   * timed as without the lock's proofs; outcomes were read all along).
    */
-  private verify(records: readonly Operation[]): void {
+  private verify(records: readonly Operation[], listedAt: number): void {
     for (const op of records) {
-      const provedAt = this.unverified.get(op.id);
-      if (provedAt === undefined) continue;
-      this.unverified.delete(op.id);
+      const proof = this.proved.get(op.id);
+      if (proof === undefined || proof.read || listedAt < proof.at) continue;
+      proof.read = true;
       const ended = Date.parse(op.createdAt) + (op.totalDurationMs ?? 0);
       // Timestamps have whole seconds: an end within the proving second is not a contradiction.
-      if (!isSettled(op) || (op.totalDurationMs !== undefined && ended > provedAt + sameRequestMs)) {
+      if (!isSettled(op) || (op.totalDurationMs !== undefined && ended > proof.before + sameRequestMs)) {
         if (this.lock) this.lock.projectWide = false;
-        this.presumed.clear();
-        this.unverified.clear();
+        this.proved.clear();
         this.endedBefore = Number.NEGATIVE_INFINITY;
         return;
       }
-      if (isFailed(op)) this.presumedFailed();
     }
   }
 

@@ -14,7 +14,6 @@ import type { OperationDurations } from "./durations.ts";
 import { notApplied } from "./errors.ts";
 import { type GuessedEnds, MutationGate, type MutationGateOptions } from "./gate.ts";
 import {
-  isPresumed,
   type LockBelief,
   type OperationPolling,
   type OperationsOutcome,
@@ -98,10 +97,6 @@ export class Project {
       endedBy: (ops, share) => durations.endedBy(ops, share) ?? durations.borrowedEndedBy(ops, share),
       nextTurnAt: () => this.gate?.nextTurnAt(),
       lock: account.lock,
-      presumedFailed: () => {
-        this.endpoints.invalidate();
-        this.branches.invalidate();
-      },
       observed: (operations, listedAt) => {
         durations.observeAll(operations);
         if (operations.length > 0) this.gate?.observe(operations, listedAt);
@@ -157,15 +152,14 @@ export class Project {
 
   /**
    * The platform accepted a change that started operations: it runs them under the project's
-   * lock, so nothing else held it, and what ran before has ended (the tracker answers those as
-   * finished).
+   * lock, so nothing else held it, and what ran before has ended (the tracker reads how when it
+   * is next asked; it never presumes success).
    */
   private proved(before: readonly string[], operations: readonly Operation[]): void {
     if (operations.length === 0) return;
-    this.operations.started(operations);
     const createdAt = Math.min(...operations.map((op) => Date.parse(op.createdAt)));
     const own = new Set(operations.map((op) => op.id));
-    this.operations.presumeEnded(
+    this.operations.provedEnded(
       before.filter((id) => !own.has(id)),
       createdAt,
     );
@@ -176,14 +170,8 @@ export class Project {
    * follow their outcome (failed: listed again; finished: objects in the state announced).
    */
   settle(outcome: OperationsOutcome): void {
-    // An end the lock proved says nothing of how long it took.
-    this.account.durations.observeAll(outcome.operations.filter((op) => !isPresumed(op)));
-    // A failure, or an end the lock proved of an operation whose object is not known (its answer
-    // was before a restart): the lists are read again.
-    const unknownObject = outcome.operations.some(
-      (op) => isPresumed(op) && op.endpointId === undefined && op.branchId === undefined,
-    );
-    if (outcome.state === "failed" || unknownObject) {
+    this.account.durations.observeAll(outcome.operations);
+    if (outcome.state === "failed") {
       this.endpoints.invalidate();
       this.branches.invalidate();
     }
