@@ -11,6 +11,8 @@
 import { RateBudget, type RateLimits } from "./budget.ts";
 import type { PlatformClient } from "./client.ts";
 import { OperationDurations } from "./durations.ts";
+import { GuessedEnds } from "./gate.ts";
+import { LockBelief } from "./operations.ts";
 import { Project, type ProjectOptions } from "./project.ts";
 
 export interface AccountOptions extends ProjectOptions {
@@ -26,6 +28,9 @@ export class Account {
   readonly budget: RateBudget;
   /** How long operations take: the platform's, the same for every project of the account. */
   readonly durations = new OperationDurations();
+  /** Its projects' gates confirm guessed ends one at a time; what the platform's lock proves. */
+  readonly guesses = new GuessedEnds();
+  readonly lock = new LockBelief();
   readonly options: ProjectOptions;
   private readonly projects = new Map<string, Project>();
   private readonly keys = new Set<PlatformClient>();

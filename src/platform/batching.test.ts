@@ -96,13 +96,13 @@ describe("batching for scale", () => {
       now += 100;
     }
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
-    // On the next tick, it looks again.
+    // An end is final: on the next tick, what the pass saw still answers.
     now += 5_000;
     await waitForOperations(tracker, [{ ...ops[0]!, status: "running" }], {
       pollIntervalMs: 5_000,
       source: client,
     });
-    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
   });
 
   it("when a change finishes, the snapshot shows the endpoint in the state its answer announced, without a new list", async () => {
@@ -125,15 +125,25 @@ describe("batching for scale", () => {
     // And it is the truth: the platform says the same.
     const truth = (await reader.snapshot("shop", { maxAgeMs: 0 })).find((e) => e.id === created.endpoint.id);
     expect(truth?.currentState).toBe("active");
-    // A suspend's answer announces no pending_state: once its operations finish, the next reader lists.
-    const suspended = await reader.suspendEndpoint("shop", created.endpoint.id);
-    await reader.waitForOperations("shop", suspended.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    // Suspend and start answers announce no pending_state, but their operations say the state
+    // they leave (suspend_compute: idle, start_compute: active): no list either.
     const listsBefore = await platform.served(LIST_ENDPOINTS);
-    const idle = (await reader.snapshot("shop", { maxAgeMs: 60_000 })).find(
+    for (const [change, state] of [
+      [() => reader.suspendEndpoint("shop", created.endpoint.id), "idle"],
+      [() => reader.startEndpoint("shop", created.endpoint.id), "active"],
+    ] as const) {
+      const { operations } = await change();
+      await reader.waitForOperations("shop", operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+      const shown = (await reader.snapshot("shop", { maxAgeMs: 60_000 })).find(
+        (e) => e.id === created.endpoint.id,
+      );
+      expect(shown?.currentState).toBe(state);
+    }
+    expect((await platform.served(LIST_ENDPOINTS)) - listsBefore).toBe(0);
+    const platformSays = (await reader.snapshot("shop", { maxAgeMs: 0 })).find(
       (e) => e.id === created.endpoint.id,
     );
-    expect(idle?.currentState).toBe("idle");
-    expect((await platform.served(LIST_ENDPOINTS)) - listsBefore).toBe(1);
+    expect(platformSays?.currentState).toBe("active");
     const deleted = await reader.deleteEndpoint("shop", created.endpoint.id);
     await reader.waitForOperations("shop", deleted?.operations ?? [], {
       pollIntervalMs: 20,
@@ -144,7 +154,7 @@ describe("batching for scale", () => {
   it("while the project's changes wait, polls are answered at once and list at most once per three poll intervals", async () => {
     let busy = true;
     // The tracker knows operations here last 100 ms; the polls come once it is due to have ended.
-    const tracker = new OperationsTracker("shop", { busy: () => busy, expectedDuration: () => 100 });
+    const tracker = new OperationsTracker("shop", { busy: () => busy, endedBy: (ops) => ops.length * 100 });
     const { operations } = await client.suspendEndpoint("shop", await endpointOn("b2"));
     await new Promise((resolve) => setTimeout(resolve, 150));
     const before = await platform.served(LIST_OPERATIONS);
@@ -157,18 +167,19 @@ describe("batching for scale", () => {
     // More polls within three poll intervals of that list: answered from it, no new list.
     for (let i = 0; i < 5; i++) await tracker.refresh(first, { pollIntervalMs: 1_000, source: client });
     expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
-    // As soon as the changes stop, the next poll tick looks again.
+    // As soon as the changes stop, a poll gets what that list saw (the operation had ended by
+    // then, and an end is final): no other list.
     await new Promise((resolve) => setTimeout(resolve, 150));
     busy = false;
     const fresh = await tracker.refresh(first, { pollIntervalMs: 100, source: client });
     expect(fresh[0]!.status).toBe("finished");
-    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(2);
+    expect((await platform.served(LIST_OPERATIONS)) - before).toBe(1);
   });
 
   it("while the project's changes wait, polls before the operation is due to have ended make no list", async () => {
     const tracker = new OperationsTracker("shop", {
       busy: () => true,
-      expectedDuration: () => 60_000,
+      endedBy: (ops) => ops.length * 60_000,
     });
     const { operations } = await client.suspendEndpoint("shop", await endpointOn("b3"));
     const before = await platform.served(LIST_OPERATIONS);
@@ -190,7 +201,7 @@ describe("batching for scale", () => {
     // This replica's clock is a minute behind the platform's.
     const tracker = new OperationsTracker("shop", {
       now: () => Date.now() - 60_000,
-      expectedDuration: () => 60_000,
+      endedBy: (ops) => ops.length * 60_000,
     });
     const { operations } = await client.suspendEndpoint("shop", await endpointOn("b4"));
     const before = await platform.served(LIST_OPERATIONS);

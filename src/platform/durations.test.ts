@@ -1,12 +1,33 @@
 import { describe, expect, it } from "vitest";
 import { OperationDurations } from "./durations.ts";
 
+let branches = 0;
+/** A finished operation of a request of its own (each on a branch of its own). */
 const finished = (action: string, ms: number) => ({
   action,
   status: "finished",
+  branchId: `b${++branches}`,
   createdAt: "2026-11-21T10:00:00.000Z",
   updatedAt: new Date(Date.parse("2026-11-21T10:00:00.000Z") + ms).toISOString(),
 });
+
+/** The operations of one request (a resize), as a list shows them: created together, run one after another. */
+const chain = (steps: [string, number][], createdAt = "2026-11-21T10:00:00Z") => {
+  let total = 0;
+  return steps.map(([action, own], i) => {
+    total += own;
+    return {
+      id: `op-${createdAt}-${i}`,
+      action,
+      status: "finished",
+      branchId: "main",
+      projectId: "shop",
+      createdAt,
+      updatedAt: createdAt,
+      totalDurationMs: total,
+    };
+  });
+};
 
 describe("operation durations", () => {
   it("knows nothing until each action of a change has been seen to finish", () => {
@@ -28,6 +49,33 @@ describe("operation durations", () => {
     const after = durations.expected([{ action: "start_compute" }])!;
     expect(after).toBeGreaterThan(2_000);
     expect(after).toBeLessThan(7_000);
+  });
+
+  it("learns each chained operation's own time, not its wait behind the ones before it", () => {
+    const durations = new OperationDurations();
+    const resize = chain([
+      ["apply_config", 1_800],
+      ["suspend_compute", 2_100],
+      ["start_compute", 1_950],
+    ]);
+    // A list shows them newest first; their totals count from the request.
+    durations.observeAll([...resize].reverse());
+    expect(durations.expected([{ action: "apply_config" }])).toBe(1_800);
+    expect(durations.expected([{ action: "suspend_compute" }])).toBe(2_100);
+    expect(durations.expected([{ action: "start_compute" }])).toBe(1_950);
+    // A later start alone (another request) counts from its own creation.
+    durations.observeAll(chain([["start_compute", 2_050]], "2026-11-21T10:01:00Z"));
+    expect(durations.expected([{ action: "start_compute" }])).toBe(1_950 * 0.8 + 2_050 * 0.2);
+  });
+
+  it("a chain's later operation seen before the earlier ones were learned counts from its creation", () => {
+    const durations = new OperationDurations();
+    const [, second] = chain([
+      ["suspend_compute", 2_000],
+      ["start_compute", 2_000],
+    ]);
+    durations.observe(second!);
+    expect(durations.expected([{ action: "start_compute" }])).toBe(4_000);
   });
 
   it.each([

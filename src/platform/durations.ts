@@ -3,6 +3,12 @@
  * A controller that knows a start_compute usually takes 2 s looks again after 2 s instead of on
  * its next poll tick, which may be up to one and a half poll intervals away. The spread (mean
  * absolute deviation) tells the project's mutation gate how much later than usual one may end.
+ *
+ * What is learned is each operation's **own** time. The operations one request starts run one
+ * after another (a resize: apply_config, suspend_compute, start_compute), all created at the
+ * request, and `total_duration_ms` counts from creation: the third one's includes its wait behind
+ * the first two. Its own time runs from the end of the one before it in its chain (same branch,
+ * created with it) to its own end.
  */
 import type { Operation } from "./schemas.ts";
 
@@ -15,6 +21,27 @@ const recentSize = 64;
 /** Below this many recent durations a share is estimated from the mean and spread instead. */
 const minSamplesForShares = 8;
 
+/**
+ * Operations created this close together on one branch came from one request (a chain): the
+ * platform's timestamps have whole seconds, so a chain's operations share their second.
+ */
+const sameRequestMs = 1_000;
+
+/** Recent ends kept per branch, to find a chained operation's predecessor. */
+const endsKept = 16;
+
+type Observed = Pick<Operation, "action" | "status" | "createdAt" | "updatedAt"> & {
+  id?: string;
+  totalDurationMs?: number | undefined;
+  branchId?: string | undefined;
+  projectId?: string | undefined;
+};
+
+interface Ended {
+  createdAt: number;
+  end: number;
+}
+
 interface Typical {
   mean: number;
   spread: number;
@@ -26,14 +53,24 @@ export class OperationDurations {
   private readonly typical = new Map<string, Typical>();
   /** Operations already learned from: every list shows a finished one again. */
   private readonly seen = new Set<string>();
+  /** Ends of recently learned operations per branch (or project): the predecessors in a chain. */
+  private readonly ends = new Map<string, Ended[]>();
 
-  /** Learns from an operation, once per id; only finished ones with sane times count. */
-  observe(
-    operation: Pick<Operation, "action" | "status" | "createdAt" | "updatedAt"> & {
-      id?: string;
-      totalDurationMs?: number | undefined;
-    },
-  ): void {
+  /**
+   * Learns from many operations (a list, a change's chain): earlier ends first, so each chained
+   * operation's predecessor is known when its own time is worked out.
+   */
+  observeAll(operations: readonly Observed[]): void {
+    const endOf = (op: Observed) => Date.parse(op.createdAt) + (op.totalDurationMs ?? 0);
+    const finished = operations.filter((op) => op.status === "finished");
+    for (const op of finished.sort((a, b) => endOf(a) - endOf(b))) this.observe(op);
+  }
+
+  /**
+   * Learns from an operation, once per id; only finished ones with sane times count. A chained
+   * operation counts from its predecessor's end (observe the predecessor first: `observeAll`).
+   */
+  observe(operation: Observed): void {
     if (operation.status !== "finished") return;
     if (operation.id !== undefined) {
       if (this.seen.has(operation.id)) return;
@@ -41,12 +78,38 @@ export class OperationDurations {
       if (this.seen.size >= 10_000) this.seen.clear();
       this.seen.add(operation.id);
     }
+    const created = Date.parse(operation.createdAt);
     // total_duration_ms when the platform sends it: its timestamps have whole seconds only.
-    const ms = operation.totalDurationMs ?? Date.parse(operation.updatedAt) - Date.parse(operation.createdAt);
-    if (!Number.isFinite(ms) || ms < 0) return;
-    const before = this.typical.get(operation.action);
+    const total = operation.totalDurationMs ?? Date.parse(operation.updatedAt) - created;
+    if (!Number.isFinite(total) || total < 0) return;
+    this.learn(operation.action, this.ownTime(operation, created, total));
+  }
+
+  /**
+   * The operation's own time: from the end of the one before it in its chain (same branch,
+   * created with it, ended before it), or from its creation.
+   */
+  private ownTime(operation: Observed, created: number, total: number): number {
+    if (Number.isNaN(created)) return total;
+    const key = operation.branchId ?? operation.projectId ?? "";
+    const end = created + total;
+    const ends = this.ends.get(key) ?? [];
+    let start = created;
+    for (const e of ends) {
+      if (Math.abs(e.createdAt - created) < sameRequestMs && e.end <= end && e.end > start) start = e.end;
+    }
+    ends.push({ createdAt: created, end });
+    if (ends.length > endsKept) ends.shift();
+    // Bounded like `seen`: a chain split by a clear learns its total once.
+    if (!this.ends.has(key) && this.ends.size >= 10_000) this.ends.clear();
+    this.ends.set(key, ends);
+    return end - start;
+  }
+
+  private learn(action: string, ms: number): void {
+    const before = this.typical.get(action);
     if (before === undefined) {
-      this.typical.set(operation.action, { mean: ms, spread: 0, recent: [ms] });
+      this.typical.set(action, { mean: ms, spread: 0, recent: [ms] });
       return;
     }
     before.spread = before.spread * (1 - weight) + Math.abs(ms - before.mean) * weight;

@@ -38,7 +38,7 @@ describe("the first look after a change", () => {
   it("looks again once the operations are due, even inside the tick of the pass that saw them running", async () => {
     const tracker = new OperationsTracker("shop", {
       now: () => clock.now(),
-      expectedDuration: () => 2_000,
+      endedBy: (ops) => ops.length * 2_000,
     });
     const { operations } = await client.createEndpoint("shop", { branchId: "b1", type: "read_write" });
     const before = await platform.served(LIST_OPERATIONS);

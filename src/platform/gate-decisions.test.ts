@@ -3,7 +3,7 @@
 // gate runs on a clock of its own here; gate.test.ts has the same rules against the emulator.
 import { describe, expect, it } from "vitest";
 import { LockedError, ProjectBusyError } from "./errors.ts";
-import { MutationGate } from "./gate.ts";
+import { GuessedEnds, MutationGate } from "./gate.ts";
 import type { Operation } from "./schemas.ts";
 
 /** By when each share of start_compute operations has ended (as durations.ts would have learned). */
@@ -176,6 +176,62 @@ describe("the mutation gate's decisions", () => {
     expect(await l.ask("ns/a")).toBe(1_910);
     l.advance(1_900);
     expect(await l.ask("ns/a")).toBe("sent");
+  });
+
+  it("while no duration is known, one project of the account confirms its guess with a list; the others wait for what it learns", async () => {
+    let now = 1_000_000;
+    let known = false;
+    const guesses = new GuessedEnds();
+    const lists: string[] = [];
+    const gates = ["shop", "blog"].map(
+      (id) =>
+        new MutationGate(id, {
+          now: () => now,
+          expected: (ops, share) => (known ? ops.length * endedBy[share]! : undefined),
+          guesses,
+        }),
+    );
+    const ask = async (gate: MutationGate, ticket: string) => {
+      try {
+        await gate.run(
+          () => Promise.resolve({ operations: [operation(`${gate.projectId}-${ticket}`)] }),
+          (r) => r.operations,
+          {
+            ticket,
+            // The list shows its operation still running, a second after its start.
+            confirm: (ids) => {
+              lists.push(gate.projectId);
+              gate.observe(
+                ids.map((id) => operation(id, "running", { totalDurationMs: 1_000 })),
+                now,
+              );
+              return Promise.resolve();
+            },
+          },
+        );
+        return "sent";
+      } catch (err) {
+        if (err instanceof ProjectBusyError) return err.retryAfterMs!;
+        throw err;
+      }
+    };
+    const [shop, blog] = gates as [MutationGate, MutationGate];
+    expect(await ask(shop, "a")).toBe("sent");
+    expect(await ask(blog, "a")).toBe("sent");
+    now += 1_000;
+    // The guessed second has passed for both: the first to ask lists, the other waits for it.
+    expect(await ask(shop, "b")).toBe(510);
+    expect(await ask(blog, "b")).toBe(510);
+    expect(lists).toEqual(["shop"]);
+    // Meanwhile one finished (another project's list taught the account): both go when 90% of
+    // such have ended since their own answer, without a list.
+    known = true;
+    now += 500;
+    expect(await ask(blog, "b")).toBe(910);
+    now += 900;
+    expect(await ask(shop, "b")).toBe("sent");
+    expect(await ask(blog, "b")).toBe("sent");
+    expect(lists).toEqual(["shop"]);
   });
 
   it("a script (no ticket) waits for its turn inside the call instead of being handed back", async () => {

@@ -42,6 +42,17 @@ export interface MutationGateOptions {
   releaseShare?: number;
   /** Assumed duration of operations when no action was ever seen to finish (a list confirms). Default 1 s. */
   unknownDurationMs?: number;
+  /**
+   * Shared by the gates of an account's projects (durations are the account's): while no action
+   * is known, one project at a time confirms a guessed end with a list, and the others wait for
+   * what it learns instead of each listing on the same guessed schedule.
+   */
+  guesses?: GuessedEnds;
+  /**
+   * Whether a change the platform accepted proves that every operation the gate knew of has
+   * ended (the platform's project-wide lock). Default: no.
+   */
+  projectWideLock?: () => boolean;
   /** After a 423 the learned durations gave no better time for: the next try this much later (doubling from the third in a row). Default 250 ms. */
   lockedProbeMs?: number;
   /** Longest wait for a turn inside a call with a ticket; beyond it ProjectBusyError is thrown. Default 25 ms. */
@@ -59,6 +70,14 @@ export interface GateRunOptions {
    * was only guessed: a list costs a request as a 423 does, and teaches how long operations take.
    */
   confirm?: ((operationIds: readonly string[]) => Promise<unknown>) | undefined;
+}
+
+/** The account's confirmations of guessed ends: one project looks at a time (see `guesses`). */
+export class GuessedEnds {
+  /** A project of the account is looking now. */
+  looking = false;
+  /** When the last look said the next one is worth it. */
+  nextLookAt = 0;
 }
 
 /** What the gate knows of its project. */
@@ -83,6 +102,8 @@ interface State {
   lockedInARow: number;
   /** `busyUntil` is a guess (their duration was unknown): a list confirms before a mutation probes. */
   guessed: boolean;
+  /** The guess is about the last answer's own operations (durations learned since replace it). */
+  guessedOwn: boolean;
 }
 
 /** The furthest a 423 moves the project's next try. */
@@ -127,7 +148,18 @@ export class MutationGate {
       turnMs: this.unknownMs,
       lockedInARow: 0,
       guessed: false,
+      guessedOwn: false,
     };
+  }
+
+  /** When the project's next mutation may go (the known running operations' expected end). */
+  nextTurnAt(): number {
+    return this.p.busyUntil;
+  }
+
+  /** The operations the gate takes to be running (its own answers', and lists'). */
+  runningIds(): string[] {
+    return [...this.p.running.keys()];
   }
 
   /**
@@ -173,15 +205,28 @@ export class MutationGate {
     for (;;) {
       options.signal?.throwIfAborted();
       const now = this.now();
+      if (p.guessedOwn) this.learned(p);
       if (!p.sending && p.busyUntil <= now && p.guessed && options.confirm && p.running.size > 0) {
+        const guesses = this.options.guesses;
+        if (guesses && (guesses.looking || guesses.nextLookAt > now)) {
+          // Another project of the account is looking: what it learns serves this one too.
+          p.busyUntil = Math.max(now + minProbeMs, guesses.nextLookAt);
+          continue;
+        }
         p.guessed = false;
         p.sending = true;
+        if (guesses) guesses.looking = true;
         try {
           await options.confirm([...p.running.keys()]);
         } catch {
           // Only a look: the mutation below probes instead.
         } finally {
           p.sending = false;
+          if (guesses) {
+            guesses.looking = false;
+            // Still guessed (nothing learned): the next look is due when this one's is.
+            guesses.nextLookAt = p.guessed ? p.busyUntil : 0;
+          }
         }
         continue;
       }
@@ -244,12 +289,32 @@ export class MutationGate {
     return Math.min(this.probeMs * 2 ** Math.max(0, p.lockedInARow - 3), maxProbeMs);
   }
 
+  /**
+   * The last answer's operations were of unknown duration: once any project of the account has
+   * learned one (durations are the account's), their end is the learned one, and the next
+   * mutation probes instead of a list confirming.
+   */
+  private learned(p: State): void {
+    const known =
+      this.options.expected(p.lastOperations, this.releaseShare) ??
+      this.options.borrowed?.(p.lastOperations, this.releaseShare);
+    if (known === undefined) return;
+    p.guessedOwn = false;
+    p.guessed = false;
+    p.busyUntil = p.answeredAt + known;
+    p.turnMs = this.options.expected(p.lastOperations, 0.5) ?? p.turnMs;
+    for (const op of p.lastOperations) if (p.running.has(op.id)) p.running.set(op.id, p.busyUntil);
+  }
+
   /** The operations a mutation's answer started now run; the project is busy until they end. */
   private answered(p: State, operations: readonly Operation[]): void {
     const now = this.now();
     p.answeredAt = now;
+    // The platform accepted a change: nothing held its lock, so what the gate knew ran has ended.
+    if (operations.length > 0 && this.options.projectWideLock?.()) p.running.clear();
     const running = operations.filter((op) => !isSettled(op));
     p.lastOperations = running;
+    p.guessedOwn = false;
     if (running.length === 0) {
       p.busyUntil = now;
       return;
@@ -261,6 +326,7 @@ export class MutationGate {
     // Only a blind guess is confirmed by a list; a time learned from any action is probed by the
     // next mutation (a 423 costs a request as a list does, a success costs none).
     p.guessed = known === undefined;
+    p.guessedOwn = p.guessed;
     p.turnMs = this.options.expected(running, 0.5) ?? p.turnMs;
     p.busyUntil = now + expected;
     for (const op of running) p.running.set(op.id, now + expected);
@@ -292,6 +358,8 @@ export class MutationGate {
       if (expectedEnd > p.busyUntil) {
         p.busyUntil = expectedEnd;
         p.guessed = known === undefined;
+        // Held by what the list showed: learned durations of the last answer's no longer decide.
+        if (!p.lastOperations.some((own) => own.id === op.id)) p.guessedOwn = false;
       }
     }
     let anyRunning = false;
@@ -302,7 +370,10 @@ export class MutationGate {
       else anyRunning = true;
     }
     // The list is eventually consistent: only one asked after the last answer can free the project.
-    if (!anyRunning && !p.sending && listedAt >= p.answeredAt && p.busyUntil > now) p.busyUntil = now;
+    if (!anyRunning && !p.sending && listedAt >= p.answeredAt) {
+      p.guessedOwn = false;
+      if (p.busyUntil > now) p.busyUntil = now;
+    }
   }
 
   private busy(p: State, ticket: string, waitMs: number, locked: LockedError | undefined): ProjectBusyError {

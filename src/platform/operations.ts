@@ -11,6 +11,10 @@
  * once from the latest pass that ended (running operations as last seen), the next pass starting
  * in the background: polling takes little of the budget the changes are waiting for, and no
  * worker waits on it.
+ *
+ * The platform's project-wide lock proves when operations have ended (an accepted change), never
+ * how: an end it proves makes the operation due for a look, and its outcome is read, never
+ * presumed (an operation that ended in `error` frees the lock too).
  */
 import { setTimeout } from "node:timers/promises";
 import { keyRefused } from "./errors.ts";
@@ -46,23 +50,76 @@ export interface OperationsTrackerOptions {
   maxPages?: number;
   /** Calls to refresh within this window share one pass. Default 10 ms. */
   batchWindowMs?: number;
-  /** Whether the account's budget is busy with changes. Default: never. */
+  /** Whether the project's changes wait for their turn (its gate holds tickets). Default: never. */
   busy?: () => boolean;
+  /**
+   * Whether the account's request budget is busy with changes (a storm over many projects):
+   * a change alone in its project is then looked at once, when such operations have all ended,
+   * not step by step. Default: never.
+   */
+  accountBusy?: () => boolean;
   /**
    * While busy, passes are this many poll intervals apart at least. Default 3: one list per
    * project per 15 s settles every operation that ended meanwhile (resources see Ready within
    * seconds, not at the end of the storm), and takes about one request in twelve of the budget.
    */
   busyFactor?: number;
-  /** How long an operation like this one usually runs, when known (see durations.ts). */
-  expectedDuration?: (operation: Operation) => number | undefined;
+  /**
+   * By when `share` (0..1) of operations like these have ended, from the start of the first (their
+   * own times, one after another; durations.ts); undefined while unknown.
+   */
+  endedBy?: (operations: readonly Operation[], share: number) => number | undefined;
+  /** When the project's next change is expected to go (its mutation gate), while it holds changes back. */
+  nextTurnAt?: () => number | undefined;
+  /**
+   * What the account believes of the platform's lock (shared by its projects): while `projectWide`,
+   * a change the platform accepted proves that the project's earlier operations have ended.
+   */
+  lock?: LockBelief;
   /** Every operation a pass read, with the time the pass began (the mutation gate and durations learn from them). */
   observed?: (operations: readonly Operation[], listedAt: number) => void;
+  /** Shortest step between two looks at a change alone in its project. Default 250 ms. */
+  minStepMs?: number;
   now?: () => number;
+}
+
+/**
+ * The platform refuses a change of a project (423) while any operation of it runs, on any branch
+ * (platform-facts.md): so when it accepts one, every operation created before it has ended (how
+ * it ended is read, never presumed). An account believes this until a list shows otherwise (an
+ * operation taken as ended still running, or ended after the change that proved it), then times
+ * its looks as if it knew nothing of the lock.
+ */
+export class LockBelief {
+  projectWide = true;
 }
 
 /** The due time of an operation whose action was never seen to finish (the mutation gate's guess too). */
 const unknownDurationMs = 1_000;
+
+/** A change alone in its project is looked at when half of such operations have ended, then when all have. */
+const loneShares = [0.5, 1];
+/** In a storm of the account (its budget busy) only when all have: one look each. */
+const stormShares = [1];
+
+/** After an answer, how long before the next change's answer can be there (the budget, the round trip). */
+const turnMarginMs = 250;
+/** While the project's changes wait, a resource looks again at least this much later. */
+const busyMinLookMs = 1_000;
+
+/** Operations created this close on one branch came from one request (timestamps have whole seconds). */
+const sameRequestMs = 1_000;
+
+/**
+ * While the project's changes wait for their turn, proved ends are read by one list when this many
+ * await it, or when the oldest has waited `proofWaitFactor` poll intervals: a list reads several
+ * outcomes, and none waits long.
+ */
+const proofBatch = 3;
+const proofWaitFactor = 1;
+
+/** Proved ends and due times kept at most (bounded maps). */
+const maxKept = 10_000;
 
 /** Statuses after which an operation never changes (the platform's operations guide). */
 const FINAL = new Set(["finished", "skipped", "error", "cancelled"]);
@@ -91,7 +148,10 @@ export function isFailed(operation: StatusOf): boolean {
 }
 
 export interface RefreshOptions {
-  /** How often the caller looks (default 4 s): a pass begun since the current tick of that interval began still answers. */
+  /**
+   * How often the caller looks (default: the last caller's, at first 5 s): running operations
+   * not alone in their project are looked at again on ticks of it.
+   */
   pollIntervalMs?: number;
   /** The client whose key a new pass is sent with (a pass already open is shared, whoever opened it). */
   source: OperationsSource;
@@ -106,7 +166,27 @@ interface Batch {
   startedAt?: number;
 }
 
+/** When a look at an operation seen running could tell something new, and whether it was alone. */
+interface Due {
+  at: number;
+  alone: boolean;
+}
+
+/** An end an accepted change proved: when (this clock), and that change's creation time (the platform's). */
+interface Proof {
+  at: number;
+  before: number;
+  /** A pass begun after the proof read it. */
+  read?: boolean;
+}
+
 const idOf = (op: Operation | string): string => (typeof op === "string" ? op : op.id);
+
+/** Operations of one branch (or of the project) created by one request run one after another. */
+const chainKey = (op: Operation): string => op.branchId ?? `project:${op.projectId}`;
+
+/** Operations that hold the project's lock (check_availability is the control plane's, and never does). */
+const locks = (op: Operation): boolean => op.action !== "check_availability";
 
 /**
  * A project's operations, settled for every caller of the project (each of its account's keys):
@@ -119,9 +199,13 @@ export class OperationsTracker {
   private readonly batchWindowMs: number;
   private readonly polling: OperationPolling;
   private readonly busy: () => boolean;
+  private readonly accountBusy: () => boolean;
   private readonly busyFactor: number;
-  private readonly expectedDuration: (operation: Operation) => number | undefined;
+  private readonly endedBy: (operations: readonly Operation[], share: number) => number | undefined;
+  private readonly nextTurnAt: () => number | undefined;
+  private readonly lock: LockBelief | undefined;
   private readonly observed: (operations: readonly Operation[], listedAt: number) => void;
+  private readonly minStepMs: number;
   private readonly now: () => number;
   private open: Batch | undefined;
   /** The latest pass that began. */
@@ -131,6 +215,20 @@ export class OperationsTracker {
   private settledAt = Number.NEGATIVE_INFINITY;
   /** Which key a pass's failed read was sent with: a refusal of that key is not another key's. */
   private readonly failedWith = new WeakMap<Error, OperationsSource>();
+  /** The callers' poll interval (the same for every caller of a client). */
+  private pollIntervalMs = 5_000;
+  /** Operations seen running by a pass: when a new look is worth it. */
+  private readonly dues = new Map<string, Due>();
+  /** Running operations callers asked about, and when they last did. */
+  private readonly asked = new Map<string, number>();
+  /**
+   * Operations an accepted change proved ended: id -> when (this clock), the creation time of the
+   * proving change (the platform's clock), and whether a pass has read it since.
+   */
+  private readonly proved = new Map<string, Proof>();
+  /** The creation time (the platform's clock) before which every operation has ended. */
+  private endedBefore = Number.NEGATIVE_INFINITY;
+  private endedBeforeAt = Number.NEGATIVE_INFINITY;
 
   constructor(projectId: string, options: OperationsTrackerOptions = {}) {
     this.projectId = projectId;
@@ -139,22 +237,27 @@ export class OperationsTracker {
     this.batchWindowMs = options.batchWindowMs ?? 10;
     this.polling = options.polling ?? "batched";
     this.busy = options.busy ?? (() => false);
+    this.accountBusy = options.accountBusy ?? (() => false);
     this.busyFactor = options.busyFactor ?? 3;
-    this.expectedDuration = options.expectedDuration ?? (() => undefined);
+    this.endedBy = options.endedBy ?? (() => undefined);
+    this.nextTurnAt = options.nextTurnAt ?? (() => undefined);
+    this.lock = options.lock;
     this.observed = options.observed ?? (() => undefined);
+    this.minStepMs = options.minStepMs ?? 250;
     // Wall-clock time: poll ticks are aligned to it.
     this.now = options.now ?? (() => Date.now());
   }
 
   /**
    * The latest record of each operation, in the order given. Operations already settled are
-   * returned as they are; the others are read in one shared pass (per-operation: each by id).
+   * returned as they are, those an accepted change proved ended as finished; the others are read
+   * in one shared pass (per-operation: each by id).
    */
   async refresh(
     operations: readonly (Operation | string)[],
-    { pollIntervalMs = 4_000, source }: RefreshOptions,
+    { pollIntervalMs: given, source }: RefreshOptions,
   ): Promise<Operation[]> {
-    const pending = operations.filter((op) => typeof op === "string" || !isSettled(op));
+    const pollIntervalMs = given ?? this.pollIntervalMs;
     if (this.polling === "per-operation") {
       return Promise.all(
         operations.map(async (op) =>
@@ -164,21 +267,156 @@ export class OperationsTracker {
         ),
       );
     }
+    if (given !== undefined) this.pollIntervalMs = given;
+    const now = this.now();
+    // Known only by id (the mutation gate's confirmation): always looked at.
+    const known = (op: Operation | string): Operation | undefined => {
+      if (typeof op === "string") return undefined;
+      if (isSettled(op)) return op;
+      const seen = this.settled.get(op.id);
+      if (seen !== undefined && !(seen instanceof Error) && isSettled(seen)) return seen;
+      return undefined;
+    };
+    const pending = operations.filter((op) => known(op) === undefined);
+    for (const op of pending) remember(this.asked, idOf(op), now);
     const latest =
       pending.length > 0
         ? await this.latest(pending, pollIntervalMs, source)
         : new Map<string, Operation | Error>();
     return Promise.all(
       operations.map(async (op) => {
-        if (typeof op !== "string" && isSettled(op)) return op;
+        const settled = known(op);
+        if (settled) return settled;
         const found = latest.get(idOf(op));
         if (found instanceof Error) return this.failed(found, idOf(op), source);
-        if (found) return found;
-        // Only while busy: a change's operation the last pass did not see is reported as given.
+        if (found) {
+          if (isSettled(found)) this.asked.delete(found.id);
+          return found;
+        }
+        // Not due, or busy: a change's operation no pass has seen is reported as given.
         if (typeof op !== "string") return op;
         throw new Error(`operation ${op} was not settled by the tracker`);
       }),
     );
+  }
+
+  /**
+   * The platform accepted a change of the project whose operations were created at
+   * `acceptedCreatedAt` (its clock): every operation in `ids` (those known before it was sent)
+   * and every one created before it has ended. Each is due for a look at once (a pass reads how it
+   * ended); a pass that shows one still running, or ended after that change, ends the belief.
+   */
+  provedEnded(ids: Iterable<string>, acceptedCreatedAt: number): void {
+    if (!this.believed() || Number.isNaN(acceptedCreatedAt)) return;
+    const now = this.now();
+    for (const id of ids) {
+      remember(this.proved, id, { at: now, before: acceptedCreatedAt });
+      this.dues.delete(id);
+    }
+    if (acceptedCreatedAt > this.endedBefore) {
+      this.endedBefore = acceptedCreatedAt;
+      this.endedBeforeAt = now;
+    }
+  }
+
+  /** The operations the tracker takes to be running: asked about, or seen running by a pass. */
+  knownRunning(): string[] {
+    return this.running(Number.NEGATIVE_INFINITY);
+  }
+
+  /**
+   * Running operations asked about or seen since `since`: what a resource that stopped asking
+   * (deleted meanwhile) left behind does not count for long.
+   */
+  private running(since: number): string[] {
+    const ids = new Set<string>();
+    for (const [id, at] of this.asked) if (at >= since) ids.add(id);
+    for (const [id, due] of this.dues) if (due.at >= since) ids.add(id);
+    if (this.settledAt >= since) {
+      for (const [id, op] of this.settled)
+        if (!(op instanceof Error) && !isSettled(op) && locks(op)) ids.add(id);
+    }
+    return [...ids].filter((id) => !this.proved.has(id));
+  }
+
+  /** Whether operations other than these were running lately (asked about, or seen by a pass). */
+  private othersRunning(operations: readonly Operation[]): boolean {
+    const since = this.now() - 3 * Math.max(this.pollIntervalMs, this.minStepMs);
+    return this.running(since).some((id) => !operations.some((op) => op.id === id));
+  }
+
+  /**
+   * When to look first at a change's operations (ms from now), or undefined to look on the
+   * caller's poll grid: a change alone in its project, when half of such operations have ended
+   * (all of them in a storm of the account; never seen to finish: after a guessed second); while
+   * the project's changes wait for their turn, when its next change should have been accepted,
+   * which proves this one's ended.
+   */
+  firstLook(operations: readonly Operation[], pollIntervalMs: number): number | undefined {
+    const running = operations.filter((op) => !isSettled(op));
+    if (running.length === 0) return 0;
+    if (this.busy()) return this.turnLook(pollIntervalMs);
+    if (this.othersRunning(running)) return undefined;
+    const storm = this.accountBusy();
+    const shares = storm ? stormShares : loneShares;
+    const ms = this.endedBy(running, shares[0]!);
+    // In a storm, an unknown duration is not guessed at (each guess would cost a look).
+    if (ms === undefined) return storm ? undefined : unknownDurationMs;
+    return ms;
+  }
+
+  /**
+   * When to look again at operations a look found running (ms from now), or undefined to look on
+   * the caller's poll grid (they are not alone in their project).
+   */
+  nextLook(operations: readonly Operation[], pollIntervalMs: number): number | undefined {
+    const running = operations.filter((op) => !isSettled(op));
+    if (running.length === 0) return undefined;
+    if (this.busy()) return this.turnLook(pollIntervalMs);
+    const now = this.now();
+    let at: number | undefined;
+    for (const op of running) {
+      // Proved ended: the next look reads how.
+      if (this.proofOf(op) !== undefined) return this.minStepMs;
+      const due = this.dues.get(op.id);
+      // Not seen by a pass yet (not due): when it is, if nothing else runs there.
+      if (due === undefined && this.othersRunning(running)) return undefined;
+      const next = due === undefined ? this.firstDue(op, running) : due.alone ? due.at : undefined;
+      if (next === undefined) return undefined;
+      at = Math.min(at ?? next, next);
+    }
+    return at === undefined ? undefined : Math.max(at - now, this.minStepMs);
+  }
+
+  /** While the project's changes wait: when its next change should have been accepted. */
+  private turnLook(pollIntervalMs: number): number | undefined {
+    const turn = this.nextTurnAt();
+    if (turn === undefined || !this.believed()) return undefined;
+    const ms = turn - this.now() + turnMarginMs;
+    return Math.min(Math.max(ms, busyMinLookMs), pollIntervalMs);
+  }
+
+  private believed(): boolean {
+    return this.polling === "batched" && this.lock?.projectWide === true;
+  }
+
+  /** When (this clock) an accepted change proved the operation ended, if one did. */
+  private proofOf(op: Operation): number | undefined {
+    if (!this.believed() || !locks(op)) return undefined;
+    const proof = this.proved.get(op.id);
+    if (proof) return proof.at;
+    const created = Date.parse(op.createdAt);
+    if (!(created < this.endedBefore)) return undefined;
+    remember(this.proved, op.id, { at: this.endedBeforeAt, before: this.endedBefore });
+    return this.endedBeforeAt;
+  }
+
+  /** Whether proved ends waiting for a pass (proved since `since`) are worth a list now. */
+  private proofsWaiting(since: number, pollIntervalMs: number): boolean {
+    const waiting = [...this.proved.values()].filter((proof) => !proof.read && proof.at > since);
+    if (waiting.length >= proofBatch) return true;
+    const oldest = Math.min(...waiting.map((proof) => proof.at));
+    return waiting.length > 0 && oldest <= this.now() - pollIntervalMs * proofWaitFactor;
   }
 
   /** A read of a pass failed: the caller's own failure, or another key's refusal (read again with its own key). */
@@ -196,52 +434,52 @@ export class OperationsTracker {
   ): Promise<Map<string, Operation | Error>> {
     const last = this.last;
     const busy = this.busy();
-    // Callers look on shared ticks of their poll interval; a pass begun since the current tick
-    // began answers them all, however long the tick's reconciles take to get here.
     const now = this.now();
-    const since = busy
-      ? now - pollIntervalMs * this.busyFactor
-      : Math.floor(now / pollIntervalMs) * pollIntervalMs;
     const startedAt = last?.startedAt;
-    // Before one of them is due to have ended a list could only show them running: a resource
-    // woken by its own status write right after its change is answered as it knew them.
-    if (!pending.some((op) => typeof op === "string" || this.dueAt(op) <= now)) return this.settled;
-    if (busy && pending.every((op) => typeof op !== "string")) {
+    const objects = pending.filter((op): op is Operation => typeof op !== "string");
+    // Known only by id: looked at now. Otherwise when due: before that a list could only show
+    // them running (a resource woken by its own status write right after its change is answered
+    // as it knew them), and a pass that looked since they became due has answered for them.
+    const dueAt = (op: Operation | string): number =>
+      typeof op === "string"
+        ? now
+        : (this.proofOf(op) ?? this.dues.get(op.id)?.at ?? this.firstDue(op, objects));
+    const due = pending.filter((op) => dueAt(op) <= now);
+    if (due.length === 0) return this.settled;
+    if (busy && objects.length === pending.length) {
       // While the project's changes wait for their turn, a poll never waits for a list (nor holds
       // a worker that a change's turn needs): it is answered from the latest pass that ended, or
       // as the caller last knew, and a pass older than the window is renewed for the next poll.
-      if (startedAt === undefined || startedAt < since) {
+      // Proved ends are renewed sooner: a list then reads outcomes that are certainly there.
+      if (
+        startedAt === undefined ||
+        startedAt < now - pollIntervalMs * this.busyFactor ||
+        this.proofsWaiting(startedAt, pollIntervalMs)
+      ) {
         void this.join(pending, source).result.catch(() => undefined);
       }
       return this.settled;
     }
-    if (last && startedAt !== undefined && startedAt >= since) {
+    if (last && startedAt !== undefined && due.every((op) => startedAt >= dueAt(op))) {
+      // It looked since they became due, if it saw them (created timestamps have whole seconds:
+      // an operation may look due before it was made).
       const seen = await last.result;
-      const known = (op: Operation | string): boolean => {
-        const record = seen.get(idOf(op));
-        if (record === undefined || record instanceof Error) return busy && typeof op !== "string";
-        // Seen running by a pass that looked before it was due to finish, and it is due now: the
-        // caller woke for that moment (its first look after a change), so look again.
-        if (!busy && !isSettled(record)) {
-          const dueAt = Date.parse(record.createdAt) + (this.expectedDuration(record) ?? 0);
-          if (startedAt < dueAt && now >= dueAt) return false;
-        }
-        return true;
-      };
-      if (pending.every(known)) return seen;
+      if (due.every((op) => seen.has(idOf(op)))) return seen;
     }
     return this.join(pending, source).result;
   }
 
   /**
-   * When an operation is due to have ended: its usual duration after its start (unknown: 1 s).
-   * One that started after now by this clock (the platform's runs ahead) is due now: a skewed
-   * clock must not hold a look back.
+   * When an operation no pass has seen running is due to have ended: its chain's (the caller's
+   * pending operations) usual time after its creation, a guessed second when unknown. One
+   * created after now by this clock (the platform's runs ahead) is due now: a skewed clock must
+   * not hold a look back.
    */
-  private dueAt(op: Operation): number {
+  private firstDue(op: Operation, chain: readonly Operation[]): number {
     const created = Date.parse(op.createdAt);
     if (Number.isNaN(created) || created > this.now()) return Number.NEGATIVE_INFINITY;
-    return created + (this.expectedDuration(op) ?? unknownDurationMs);
+    const mates = chain.filter((o) => chainKey(o) === chainKey(op));
+    return created + (this.endedBy(mates.length > 0 ? mates : [op], loneShares[0]!) ?? unknownDurationMs);
   }
 
   private join(pending: readonly (Operation | string)[], source: OperationsSource): Batch {
@@ -306,16 +544,111 @@ export class OperationsTracker {
         }
       }),
     );
-    this.observed(
-      [...found.values()].filter((op): op is Operation => !(op instanceof Error)),
-      listedAt,
-    );
+    const records = [...found.values()].filter((op): op is Operation => !(op instanceof Error));
+    this.observed(records, listedAt);
+    this.verify(records, listedAt);
+    this.plan(records, listedAt);
     if (this.settled.size === 0 || listedAt >= this.settledAt) {
       this.settled = found;
       this.settledAt = listedAt;
     }
     return found;
   }
+
+  /**
+   * Proved ends a pass read (begun after the proof). Still running, or ended after the change that
+   * proved it: the lock is not the project's, and nothing is taken as proved any more (looks are
+   * timed as without the lock's proofs; outcomes were read all along).
+   */
+  private verify(records: readonly Operation[], listedAt: number): void {
+    for (const op of records) {
+      const proof = this.proved.get(op.id);
+      if (proof === undefined || proof.read || listedAt < proof.at) continue;
+      proof.read = true;
+      const ended = Date.parse(op.createdAt) + (op.totalDurationMs ?? 0);
+      // Timestamps have whole seconds: an end within the proving second is not a contradiction.
+      if (!isSettled(op) || (op.totalDurationMs !== undefined && ended > proof.before + sameRequestMs)) {
+        if (this.lock) this.lock.projectWide = false;
+        this.proved.clear();
+        this.endedBefore = Number.NEGATIVE_INFINITY;
+        return;
+      }
+    }
+  }
+
+  /**
+   * When each operation the pass saw running is worth looking at again. Alone in the project (one
+   * chain running, no change waiting, the account's budget not in a storm): when its chain's
+   * running operation has most likely ended (half of such, then all), then in steps that grow
+   * with how late it is; a guessed second, then half its time so far, when never seen to finish.
+   * Otherwise the caller's next poll tick.
+   */
+  private plan(records: readonly Operation[], listedAt: number): void {
+    const running = records.filter((op) => !isSettled(op) && locks(op));
+    for (const op of records) if (isSettled(op)) this.dues.delete(op.id);
+    if (running.length === 0) return;
+    const chains = new Map<string, Operation[]>();
+    for (const op of running) {
+      const key = `${chainKey(op)}@${Math.floor(Date.parse(op.createdAt) / sameRequestMs)}`;
+      chains.set(key, [...(chains.get(key) ?? []), op]);
+    }
+    const alone = chains.size === 1 && !this.busy();
+    const now = this.now();
+    const poll = Math.max(this.pollIntervalMs, 1);
+    for (const chain of chains.values()) {
+      const at = alone
+        ? this.loneDue(chain, records, listedAt, now)
+        : Math.floor(listedAt / poll) * poll + poll;
+      for (const op of chain) remember(this.dues, op.id, { at, alone });
+    }
+  }
+
+  private loneDue(
+    chain: readonly Operation[],
+    records: readonly Operation[],
+    listedAt: number,
+    now: number,
+  ): number {
+    const poll = Math.max(this.pollIntervalMs, this.minStepMs);
+    const current = chain.find((op) => op.status === "running" || isRetrying(op)) ?? chain[0]!;
+    const rest = chain.filter((op) => op !== current);
+    // How long the current one has run: from the end of the chain's last finished one (same
+    // branch, same request), at the list's time; both from the platform's own figures.
+    const created = Date.parse(current.createdAt);
+    let startedAfter = 0;
+    for (const op of records) {
+      if (op.status !== "finished" || op.totalDurationMs === undefined || chainKey(op) !== chainKey(current))
+        continue;
+      const mate = Date.parse(op.createdAt);
+      if (Math.abs(mate - created) >= sameRequestMs) continue;
+      startedAfter = Math.max(startedAfter, mate + op.totalDurationMs - created);
+    }
+    const ran =
+      current.status === "running" && current.totalDurationMs !== undefined
+        ? Math.max(0, current.totalDurationMs - startedAfter)
+        : 0;
+    const earliest = now + this.minStepMs;
+    const shares = this.accountBusy() ? stormShares : loneShares;
+    for (const share of shares) {
+      const own = this.endedBy([current], share);
+      const after = rest.length > 0 ? this.endedBy(rest, share) : 0;
+      if (own === undefined || after === undefined) break;
+      const at = listedAt + own + after - ran;
+      if (at >= earliest) return at;
+    }
+    // Later than all such operations (or of unknown length): steps that grow with its lateness.
+    const longest = this.endedBy([current], 1);
+    const late = longest === undefined ? ran : ran - longest;
+    if (longest === undefined && ran < unknownDurationMs)
+      return Math.max(listedAt + unknownDurationMs - ran, earliest);
+    return now + Math.min(Math.max(late / 2, this.minStepMs), poll);
+  }
+}
+
+/** Sets a key of a bounded map (cleared when full: what it holds is only an optimisation). */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  if (!map.has(key) && map.size >= maxKept) map.clear();
+  map.set(key, value);
 }
 
 export type OperationsOutcome =
@@ -330,6 +663,11 @@ export type OperationsOutcome =
       failuresCount: number;
       /** When to look again: the poll interval. */
       retryAfterMs: number;
+      /**
+       * When a look could tell more, for operations alone in their project (or waiting on its next
+       * change's turn): sooner than the poll interval. Absent: look on the poll grid.
+       */
+      nextLookMs?: number;
     };
 
 /** Summarises operations: failed wins over running, running (retrying included) over finished. */
@@ -372,6 +710,10 @@ export async function waitForOperations(
     options.signal?.throwIfAborted();
     const latest = await tracker.refresh(current, { pollIntervalMs, source: options.source });
     const outcome = summarizeOperations(latest, pollIntervalMs);
+    if (outcome.state === "running") {
+      const nextLookMs = tracker.nextLook(outcome.running, pollIntervalMs);
+      if (nextLookMs !== undefined) outcome.nextLookMs = nextLookMs;
+    }
     if (outcome.state !== "running" || performance.now() + pollIntervalMs > deadline) return outcome;
     current = latest;
     await setTimeout(pollIntervalMs, undefined, { signal: options.signal });

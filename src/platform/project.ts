@@ -12,8 +12,9 @@ import type { RateBudget } from "./budget.ts";
 import type { Branch } from "./branch-schemas.ts";
 import type { OperationDurations } from "./durations.ts";
 import { notApplied } from "./errors.ts";
-import { MutationGate, type MutationGateOptions } from "./gate.ts";
+import { type GuessedEnds, MutationGate, type MutationGateOptions } from "./gate.ts";
 import {
+  type LockBelief,
   type OperationPolling,
   type OperationsOutcome,
   type OperationsSource,
@@ -21,7 +22,7 @@ import {
   type OperationsTrackerOptions,
 } from "./operations.ts";
 import type { ChangeAnswer, Route } from "./routes.ts";
-import type { Endpoint } from "./schemas.ts";
+import type { Endpoint, Operation } from "./schemas.ts";
 import { ListSnapshot } from "./snapshot.ts";
 
 /** How an account's projects behave (the same for all of them). */
@@ -43,7 +44,14 @@ export interface ProjectAccount {
   readonly budget: RateBudget;
   readonly durations: OperationDurations;
   readonly options: ProjectOptions;
+  /** While no duration is known, one project of the account confirms a guessed end at a time. */
+  readonly guesses?: GuessedEnds;
+  /** Whether an accepted change proves the project's earlier operations ended (shared by its projects). */
+  readonly lock?: LockBelief;
 }
+
+/** The state an endpoint is in once these operations of it finished, when their action says it. */
+const stateAfter: Record<string, string> = { start_compute: "active", suspend_compute: "idle" };
 
 export interface ChangeOptions {
   signal?: AbortSignal | undefined;
@@ -73,6 +81,8 @@ export class Project {
         ...options.mutationGate,
         expected: (ops, share) => durations.endedBy(ops, share),
         borrowed: (ops, share) => durations.borrowedEndedBy(ops, share),
+        guesses: account.guesses,
+        projectWideLock: () => account.lock?.projectWide === true,
       });
     }
     this.endpoints = new ListSnapshot({ windowMs: options.snapshotWindowMs });
@@ -82,10 +92,13 @@ export class Project {
       // changes are all sent looks as usual, so its last resources see Ready soon), or without
       // a gate any change waiting for the rate budget.
       busy: () => (this.gate ? this.gate.holding() : account.budget.busyWithMutations()),
-      // An action never seen to finish is due when the known ones usually are.
-      expectedDuration: (op) => durations.expected([op]) ?? durations.borrowedEndedBy([op], 0.5),
+      accountBusy: () => account.budget.busyWithMutations() || account.budget.waiting > 0,
+      // An action never seen to finish is taken to last as long as the known ones.
+      endedBy: (ops, share) => durations.endedBy(ops, share) ?? durations.borrowedEndedBy(ops, share),
+      nextTurnAt: () => this.gate?.nextTurnAt(),
+      lock: account.lock,
       observed: (operations, listedAt) => {
-        for (const op of operations) durations.observe(op);
+        durations.observeAll(operations);
         if (operations.length > 0) this.gate?.observe(operations, listedAt);
       },
       ...options.operations,
@@ -106,20 +119,50 @@ export class Project {
     options: ChangeOptions,
   ): Promise<T> {
     let answer: T;
+    // What ran before the change went: if the platform accepts it, all of that has ended.
+    let before: string[] = [];
+    const sent = () => {
+      before = [...this.operations.knownRunning(), ...(this.gate?.runningIds() ?? [])];
+      return send();
+    };
     try {
       answer = this.gate
-        ? await this.gate.run(send, (a) => a?.operations ?? [], {
+        ? await this.gate.run(sent, (a) => a?.operations ?? [], {
             ticket: options.ticket,
             signal: options.signal,
-            confirm: (ids) => this.operations.refresh(ids, { pollIntervalMs: 1, source: options.source }),
+            confirm: (ids) => this.operations.refresh(ids, { source: options.source }),
           })
-        : await send();
+        : await sent();
     } catch (err) {
       if (!notApplied(err)) this.forget(route);
       throw err;
     }
     this.record(route, ids, answer);
+    this.proved(before, answer?.operations ?? []);
     return answer;
+  }
+
+  /**
+   * When to look first at a change's operations (ms from now), or undefined: on the caller's poll
+   * grid (operations.ts, `firstLook`).
+   */
+  firstLook(operations: readonly Operation[], pollIntervalMs: number): number | undefined {
+    return this.operations.firstLook(operations, pollIntervalMs);
+  }
+
+  /**
+   * The platform accepted a change that started operations: it runs them under the project's
+   * lock, so nothing else held it, and what ran before has ended (the tracker reads how when it
+   * is next asked; it never presumes success).
+   */
+  private proved(before: readonly string[], operations: readonly Operation[]): void {
+    if (operations.length === 0) return;
+    const createdAt = Math.min(...operations.map((op) => Date.parse(op.createdAt)));
+    const own = new Set(operations.map((op) => op.id));
+    this.operations.provedEnded(
+      before.filter((id) => !own.has(id)),
+      createdAt,
+    );
   }
 
   /**
@@ -127,14 +170,21 @@ export class Project {
    * follow their outcome (failed: listed again; finished: objects in the state announced).
    */
   settle(outcome: OperationsOutcome): void {
-    for (const op of outcome.operations) this.account.durations.observe(op);
+    this.account.durations.observeAll(outcome.operations);
     if (outcome.state === "failed") {
       this.endpoints.invalidate();
       this.branches.invalidate();
     }
     if (outcome.state === "finished") {
+      // Each endpoint is in the state its answer announced, or that its last operation's action
+      // leaves it in (start and suspend answers announce none).
+      const last = new Map<string, string | undefined>();
+      for (const op of outcome.operations) {
+        if (op.endpointId && op.status === "finished") last.set(op.endpointId, stateAfter[op.action]);
+      }
       const endpoints = new Set(outcome.operations.map((op) => op.endpointId));
-      for (const endpointId of endpoints) if (endpointId) this.endpoints.settle(endpointId);
+      for (const endpointId of endpoints)
+        if (endpointId) this.endpoints.settle(endpointId, last.get(endpointId));
       // An operation on one of the branch's endpoints (start_compute, apply_config) leaves the
       // branch's state as it was: only the branch's own operations settle it.
       const branches = new Set(outcome.operations.filter((op) => !op.endpointId).map((op) => op.branchId));

@@ -92,14 +92,16 @@ export class ListSnapshot<T extends SnapshotItem> {
    * The operations of the project's last change of the object all finished. When the change's
    * answer announced a `pending_state` (endpoint creates and updates, branch creates do), the
    * object is now in it (the platform's own meaning of the field), so waiting for them costs no
-   * new list of the project. Otherwise (start, suspend and restart answers, and lists, carry
-   * none) the list is forgotten and the next reader lists it.
+   * new list of the project. Start and suspend answers announce none, but their operations say
+   * the state they leave (`state`: start_compute, active; suspend_compute, idle). Otherwise the
+   * list is forgotten and the next reader lists it.
    */
-  settle(id: string): void {
+  settle(id: string, state?: string): void {
     const entry = this.entry;
     const item = entry?.resolved?.find((e) => e.id === id);
-    if (!entry?.resolved || item?.pendingState === undefined) return this.invalidate();
-    const settled = { ...item, currentState: item.pendingState, pendingState: undefined };
+    const now = item?.pendingState ?? state;
+    if (!entry?.resolved || item === undefined || now === undefined) return this.invalidate();
+    const settled = { ...item, currentState: now, pendingState: undefined };
     store(
       entry,
       entry.resolved.map((e) => (e.id === id ? settled : e)),

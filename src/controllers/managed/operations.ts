@@ -115,6 +115,8 @@ export async function lastChange<Status extends ManagedStatus>(
   return {
     status: { operations } as Partial<Status>,
     ready: ["False", reason, message],
-    retryAfterMs: nextPoll(outcome.retryAfterMs),
+    // Alone in its project (or waiting on its next change's turn), when a look could tell more;
+    // else on the shared poll ticks.
+    retryAfterMs: outcome.nextLookMs ?? nextPoll(outcome.retryAfterMs),
   };
 }

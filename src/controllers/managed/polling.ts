@@ -13,9 +13,12 @@ export function nextPoll(intervalMs: number, now = Date.now()): number {
 }
 
 /**
- * When to look first after a change: when operations like its own usually finish (learned by
- * the client), on a one-second grid so the resources changed together look together; before
- * anything is learned, or for slow operations, on the next poll tick.
+ * When to look first after a change. The project decides (src/platform/operations.ts,
+ * `firstLook`): a change alone in its project when such operations have most likely ended; one
+ * whose project has changes waiting for their turn when the next should have been accepted
+ * (which proves this one's ended). Otherwise, when operations like its own usually finish, on a
+ * one-second grid so the resources changed together look together; before anything is learned,
+ * or for slow operations, on the next poll tick.
  */
 export function firstLook(
   client: PlatformClient,
@@ -23,6 +26,10 @@ export function firstLook(
   pollMs: number,
   now = Date.now(),
 ): number {
+  const projectId = operations[0]?.projectId;
+  const chosen =
+    projectId === undefined ? undefined : client.project(projectId).firstLook(operations, pollMs);
+  if (chosen !== undefined) return chosen;
   const expected = client.expectedDuration(operations);
   if (expected === undefined || expected >= pollMs) return nextPoll(pollMs, now);
   return Math.ceil((now + expected + 250) / 1_000) * 1_000 - now;

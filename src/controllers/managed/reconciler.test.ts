@@ -396,6 +396,14 @@ describe("the managed deletion", () => {
     expect(world.sent).toEqual(sent);
   });
 
+  it("after the platform accepted the deletion, comes back at once to see it gone (no fixed wait)", async () => {
+    const world = new World();
+    world.thing = { id: "t-1", size: 1 };
+    const run = await pass(kind(world), resource({}, { thingId: "t-1" }), { cleanup: true });
+    expect(world.sent).toEqual(["delete t-1"]);
+    expect(run.action?.requeueAfterMs).toBe(0);
+  });
+
   it("releases the resource once the platform says it is gone", async () => {
     const world = new World();
     world.thing = { id: "t-1", size: 1 };
