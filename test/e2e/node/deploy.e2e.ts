@@ -80,8 +80,20 @@ beforeAll(async () => {
   kubectl = kubectlFor(cluster);
   for (const ns of [workNamespace, scaleNamespace, ungrantedNamespace])
     await kubectl(["create", "namespace", ns]);
-  // The shipped installs grant nothing: the cluster administrator grants the operator's key to the
-  // namespaces that use it, as docs/install.md says. One namespace stays ungranted.
+});
+
+/**
+ * The shipped installs grant nothing: the cluster administrator grants the operator's key to the
+ * namespaces that use it, as docs/install.md says; one namespace stays ungranted. Applied once an
+ * install has put the CRDs in place (each install's removal takes them, and the grant, away).
+ */
+async function grantNamespaces(): Promise<void> {
+  await kubectl([
+    "wait",
+    "--for=condition=Established",
+    "--timeout=60s",
+    "crd/credentialsgrants.neoncloud.dev",
+  ]);
   await kubectl(
     ["apply", "-f", "-"],
     JSON.stringify(
@@ -92,7 +104,7 @@ beforeAll(async () => {
       }),
     ),
   );
-});
+}
 
 afterAll(async () => {
   await emulator?.close();
@@ -275,6 +287,7 @@ async function deploy(base: string): Promise<string> {
   if (base === "namespaced") await administerNamespaced("create");
   const overlay = await writeOverlay(join(work, base), base, emulator.url);
   await kubectl(["apply", "-k", overlay]);
+  await grantNamespaces();
   await applyCredentials(kubectl, namespaceOf(base), emulator.bootstrapKey);
   await kubectl([
     "-n",
@@ -713,6 +726,7 @@ describe("the Helm chart on a real node", () => {
       "--wait",
       "--timeout=3m",
     );
+    await grantNamespaces();
     await leader(helmNamespace);
     await endpointLifecycle("charted", "br-dev", workNamespace);
   });
