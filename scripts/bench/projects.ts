@@ -154,6 +154,12 @@ await runInLab(
         "",
         ...routeTable(byRoute),
         "",
+        'What keeps the count down (docs/project.md, "Platform requests"): the create\'s answer carries the owner ' +
+          "role's connection URI, which the client holds for the Secret's first read (no `connection_uri`), and the " +
+          "project as the create answered it serves the looks that follow within the observe age (no `GET /projects/{id}`); " +
+          "each project's `create_timeline` and `start_compute` are confirmed by one operations list, not sent before " +
+          "they are due to have ended. Projects share no lock, so each one's list is its own: two requests a project is the floor.",
+        "",
       ];
       if (values.trace)
         await writeTrace("bench:projects", join(workDir, "trace.tsv"), emulator.requestLog.latest(), started);
