@@ -4,15 +4,22 @@
 // local API server and the emulator (rate limits on, the platform's project-wide lock); measured
 // from apply until every connection Secret is written. Prints the figures and writes them to the
 // "Branches and connection Secrets" section of docs/performance.md (the rest of the page is kept).
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startEmulator } from "../../tools/emulator/index.ts";
-import { Informer, KubeClient, metadataOnly } from "../../src/runtime/index.ts";
-import type { KubeObject, ResourceKind } from "../../src/runtime/index.ts";
-import { flagReader, runInLab, say, sharedOptions } from "./cli.ts";
+import { KubeClient } from "../../src/runtime/index.ts";
+import { drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
 import { operatorInNamespace } from "./operator-process.ts";
-import { writeSection } from "./page.ts";
+import { reportSection } from "./page.ts";
+import {
+  answered,
+  drawnByProject,
+  fmt,
+  routeTable,
+  watchSecrets,
+  withStatus,
+  writeTrace,
+} from "./platform-figures.ts";
 import { percentile, sum } from "./stats.ts";
 import { applyAll } from "./workload.ts";
 
@@ -21,15 +28,7 @@ const usage = `Usage: node scripts/bench/branches.ts [--quick] [options]
   --quick            20 Branches over 2 projects (full: 100 over 5)
   --branches N       Branches, each with one ComputeEndpoint and its connection Secret
   --projects N       projects they are spread over
-  --operation-ms N   mean duration of a platform operation (default 2000)
-  --jitter F         each operation lasts operation-ms × (1 ± F) (default 0.25)
-  --seed N           seed of the emulator's draws (default 2026)
-  --out PATH         the page whose section is written (default docs/performance.md)
-  --no-write         print only
-  --keep             keep the work directory (operator log)
-  --trace            write every platform request (time, route, path, status) to trace.tsv in the
-                     work directory, and keep it
-`;
+${sharedUsage}`;
 
 const { values } = parseArgs({
   options: {
@@ -43,14 +42,11 @@ if (values.help) {
   process.stdout.write(usage);
   process.exit(0);
 }
-const { positive, jitter: jitterOf } = flagReader("bench:branches", usage);
+const { positive } = flagReader("bench:branches", usage);
 const branches = positive(values.branches, values.quick ? 20 : 100, "branches");
 const projects = positive(values.projects, values.quick ? 2 : 5, "projects");
-const operationMs = positive(values["operation-ms"], 2000, "operation-ms");
-const jitter = jitterOf(values.jitter);
-const randomSeed = positive(values.seed, 2026, "seed");
+const { operationMs, jitter, randomSeed } = drawFlags("bench:branches", usage, values);
 
-const secretKind: ResourceKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" };
 const namespace = "bench-branches";
 const role = "neondb_owner";
 const database = "neondb";
@@ -87,29 +83,6 @@ function manifests(p: Placement): Record<string, unknown>[] {
   ];
 }
 
-/** Connection Secrets as they appear (metadata only: the bench never reads a password). */
-function watchSecrets(kube: KubeClient) {
-  const written = new Map<string, number>();
-  const informer = new Informer<KubeObject>(kube, secretKind, {
-    namespaces: [namespace],
-    labelSelector: "neoncloud.dev/computeendpoint",
-    transform: metadataOnly,
-  });
-  const see = (obj: KubeObject) => {
-    const name = obj.metadata.name ?? "";
-    if (!written.has(name)) written.set(name, Date.now());
-  };
-  informer.on({ add: see, update: (_old, obj) => see(obj) });
-  return { informer, written };
-}
-
-/** The emulator's record of the operation durations it drew, per project. */
-async function drawnByProject(adminUrl: string): Promise<number[]> {
-  const response = await fetch(`${adminUrl}/operations/durations`);
-  const body = (await response.json()) as { projects: Record<string, { drawn_ms: number }> };
-  return Object.values(body.projects).map((p) => p.drawn_ms);
-}
-
 await runInLab(
   "bench:branches",
   {
@@ -137,7 +110,7 @@ await runInLab(
       platformUrl: emulator.url,
       logFile: join(workDir, "operator.log"),
     });
-    const secrets = watchSecrets(new KubeClient(lab.adminKubeConfig));
+    const secrets = watchSecrets(new KubeClient(lab.adminKubeConfig), namespace, "ComputeEndpoint");
     secrets.informer.start();
     await secrets.informer.waitForSync();
     try {
@@ -166,14 +139,13 @@ await runInLab(
       const lockFloorMs = Math.max(0, ...drawn);
       const floorMs = Math.max(rateFloorMs, lockFloorMs);
       const byRoute = counters.by_route;
-      const status = (code: string) => sum(Object.values(byRoute).map((s) => s[code] ?? 0));
+      const status = (code: string) => withStatus(byRoute, code);
       // Where the requests went: the three a branch cannot do without (its create, its endpoint's
       // create, the password read), the operations lists that confirm, the 423s, and the rest.
-      const answered = (route: string, code: string) => byRoute[route]?.[code] ?? 0;
       const essential =
-        answered("POST /projects/:project_id/branches", "201") +
-        answered("POST /projects/:project_id/endpoints", "201") +
-        answered("GET /projects/:project_id/connection_uri", "200");
+        answered(byRoute, "POST /projects/:project_id/branches", "201") +
+        answered(byRoute, "POST /projects/:project_id/endpoints", "201") +
+        answered(byRoute, "GET /projects/:project_id/connection_uri", "200");
       const lists = sum(Object.values(byRoute["GET /projects/:project_id/operations"] ?? {}));
       const others = counters.total - essential - lists - status("423");
       const lines = [
@@ -199,16 +171,7 @@ await runInLab(
         "",
         "Requests by route:",
         "",
-        "| Route | Requests by status |",
-        "| --- | --- |",
-        ...Object.entries(byRoute)
-          .sort(([a], [b]) => a.localeCompare(b))
-          .map(
-            ([route, codes]) =>
-              `| \`${route}\` | ${Object.entries(codes)
-                .map(([code, n]) => `${code}: ${n}`)
-                .join(", ")} |`,
-          ),
+        ...routeTable(byRoute),
         "",
         "What keeps the count down (docs/platform-client.md): a project's next change goes when 90% of such " +
           "operations have most likely ended (the first few durations' plain mean and spread); an action never seen " +
@@ -217,14 +180,9 @@ await runInLab(
           "one request, would save one more request per branch (not done).",
         "",
       ];
-      if (values.trace) await writeTrace(join(workDir, "trace.tsv"), emulator.requestLog.latest(), started);
-      const section = lines.join("\n");
-      say("");
-      say(section);
-      if (!values["no-write"]) {
-        await writeSection(values.out, section);
-        say(`bench:branches: wrote the section of ${values.out}`);
-      }
+      if (values.trace)
+        await writeTrace("bench:branches", join(workDir, "trace.tsv"), emulator.requestLog.latest(), started);
+      await reportSection("bench:branches", lines.join("\n"), values);
     } finally {
       await operator.stop();
       await watch.stop();
@@ -233,18 +191,3 @@ await runInLab(
     }
   },
 );
-
-/** One line per platform request, in order: ms after apply, status, method, path. */
-async function writeTrace(
-  path: string,
-  requests: readonly { time: string; method: string; path: string; status: number }[],
-  started: number,
-): Promise<void> {
-  const rows = requests.map((r) => [Date.parse(r.time) - started, r.status, r.method, r.path].join("\t"));
-  await writeFile(path, `ms\tstatus\tmethod\tpath\n${rows.join("\n")}\n`);
-  say(`bench:branches: ${requests.length} requests traced in ${path}`);
-}
-
-function fmt(ms: number | undefined): string {
-  return ms === undefined ? "–" : `${(ms / 1000).toFixed(1)} s`;
-}

@@ -19,6 +19,31 @@ export const sharedOptions = {
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
+/** The usage lines of `sharedOptions` (after a command's own). */
+export const sharedUsage = `  --operation-ms N   mean duration of a platform operation (default 2000)
+  --jitter F         each operation lasts operation-ms × (1 ± F) (default 0.25)
+  --seed N           seed of the emulator's draws (default 2026)
+  --out PATH         the page whose section is written (default docs/performance.md)
+  --no-write         print only
+  --keep             keep the work directory (operator log)
+  --trace            write every platform request (time, route, path, status) to trace.tsv in the
+                     work directory, and keep it
+`;
+
+/** The emulator's draws as the shared flags set them (a bad value refused with the usage). */
+export function drawFlags(
+  command: string,
+  usage: string,
+  values: { "operation-ms": string; jitter: string; seed: string },
+): { operationMs: number; jitter: number; randomSeed: number } {
+  const { positive, jitter } = flagReader(command, usage);
+  return {
+    operationMs: positive(values["operation-ms"], 2000, "operation-ms"),
+    jitter: jitter(values.jitter),
+    randomSeed: positive(values.seed, 2026, "seed"),
+  };
+}
+
 /** Readers of flag values that refuse a bad one with the command's usage (exit 2). */
 export function flagReader(command: string, usage: string) {
   const refuse = (message: string): never => {

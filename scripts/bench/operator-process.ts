@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { ResourceKind } from "../../src/runtime/index.ts";
 import type { Lab } from "./lab.ts";
 import type { OperatorBuild } from "./operator-build.ts";
 import { sampleProcess, type ProcessSample } from "./process-stats.ts";
@@ -138,16 +139,24 @@ export function counterByLabel(
 
 /**
  * A namespace of the bench: the platform key in its credentials Secret, a watch on its
- * ComputeEndpoints, and an operator process acting there (its own namespace only).
+ * ComputeEndpoints (or the kind `watched` names), and an operator process acting there (its own namespace only).
  */
 export async function operatorInNamespace(
   lab: Lab,
-  options: { namespace: string; apiKey: string; platformUrl: string; logFile: string; flags?: string[] },
+  options: {
+    namespace: string;
+    apiKey: string;
+    platformUrl: string;
+    logFile: string;
+    flags?: string[];
+    /** The kind the watch follows (default: ComputeEndpoints). */
+    watched?: ResourceKind;
+  },
 ): Promise<{ watch: CepWatch; operator: OperatorProcess }> {
   const { namespace } = options;
   await lab.createNamespace(namespace);
   await lab.createCredentialsSecret(namespace, "neon-api-key", options.apiKey);
-  const watch = new CepWatch(lab.adminKubeConfig, namespace);
+  const watch = new CepWatch(lab.adminKubeConfig, namespace, options.watched);
   await watch.start();
   const operator = await startOperatorProcess({
     build: lab.operator,

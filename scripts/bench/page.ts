@@ -20,3 +20,15 @@ export async function writeSection(path: string, section: string): Promise<void>
   }
   await writeFile(path, next);
 }
+
+/** Prints a bench's section, and writes it into the page unless the run says `--no-write`. */
+export async function reportSection(
+  command: string,
+  section: string,
+  values: { out: string; "no-write": boolean },
+): Promise<void> {
+  process.stdout.write(`\n${section}\n`);
+  if (values["no-write"]) return;
+  await writeSection(values.out, section);
+  process.stdout.write(`${command}: wrote the section of ${values.out}\n`);
+}

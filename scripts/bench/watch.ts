@@ -1,4 +1,4 @@
-// What the bench sees of ComputeEndpoints through a watch: when each appeared,
+// What the bench sees of ComputeEndpoints (or another kind's resources) through a watch: when each appeared,
 // when it first became Ready, how many times its status changed (each change is
 // one status write by the operator; the status writer skips no-op writes), and
 // when each new generation was first seen.
@@ -58,8 +58,9 @@ export class CepWatch {
   private readyCount = 0;
   private waiters: { count: number; done: () => void }[] = [];
 
-  constructor(kubeConfig: KubeConfig, namespace: string) {
-    this.informer = new Informer<CepObject>(new KubeClient(kubeConfig), cepKind, {
+  /** `kind`: ComputeEndpoints unless another of the operator's kinds (their status has the same shape). */
+  constructor(kubeConfig: KubeConfig, namespace: string, kind: ResourceKind = cepKind) {
+    this.informer = new Informer<CepObject>(new KubeClient(kubeConfig), kind, {
       namespaces: [namespace],
       pageSize: 500,
     });

@@ -61,7 +61,7 @@ import {
   roleBody,
   type RoleMutation,
 } from "./branch-content-schemas.ts";
-import { PasswordNotStoredError, PlatformError } from "./errors.ts";
+import { PasswordNotStoredError, PlatformError, notApplied } from "./errors.ts";
 import { Transport, type TransportRequest, type TransportTimeouts } from "./transport.ts";
 
 export const DEFAULT_BASE_URL = "https://console.neon.tech/api/v2";
@@ -239,25 +239,59 @@ export class PlatformClient implements OperationsSource {
    * OutcomeUnknownError the project may exist: find it again by its name (and the owner mark
    * its default branch carries), never create it twice.
    */
-  createProject(spec: ProjectCreateSpec, options: CallOptions = {}): Promise<ProjectCreated> {
-    return this.call(routes.createProject, {}, { body: projectBody(spec), signal: options.signal });
+  async createProject(spec: ProjectCreateSpec, options: CallOptions = {}): Promise<ProjectCreated> {
+    const { connectionUris, ...created } = await this.call(
+      routes.createProject,
+      {},
+      { body: projectBody(spec), signal: options.signal },
+    );
+    this.project(created.project.id).created(created, connectionUris);
+    return created;
   }
 
   async getProject(projectId: string, options: CallOptions = {}): Promise<PlatformProject> {
-    return (await this.call(routes.getProject, { project_id: projectId }, options)).project;
+    const { project } = await this.call(routes.getProject, { project_id: projectId }, options);
+    this.project(projectId).show(project);
+    return project;
+  }
+
+  /**
+   * The project as the platform last showed it (a read, or its create's or a change's answer),
+   * when that is no older than `maxAgeMs`; else read again. Changes this operator makes are
+   * recorded as they are answered, so only changes made elsewhere wait for `maxAgeMs`.
+   */
+  async projectSnapshot(
+    projectId: string,
+    options: CallOptions & { maxAgeMs: number },
+  ): Promise<PlatformProject> {
+    return this.project(projectId).shownWithin(options.maxAgeMs) ?? this.getProject(projectId, options);
   }
 
   /** Changes the name, settings, default endpoint settings or history retention of a project. */
-  updateProject(
+  async updateProject(
     projectId: string,
     patch: ProjectPatch,
     options: MutationOptions = {},
   ): Promise<ProjectMutation> {
-    return this.change(routes.updateProject, { project_id: projectId }, options, projectBody(patch));
+    const state = this.project(projectId);
+    try {
+      const answer = await this.change(
+        routes.updateProject,
+        { project_id: projectId },
+        options,
+        projectBody(patch),
+      );
+      state.show(answer.project);
+      return answer;
+    } catch (err) {
+      if (!notApplied(err)) state.unshow();
+      throw err;
+    }
   }
 
   /** Deletes a project and everything in it (recoverable for 7 days, platform-facts.md). */
   deleteProject(projectId: string, options: MutationOptions = {}): Promise<ProjectMutation> {
+    this.project(projectId).unshow();
     return this.change(routes.deleteProject, { project_id: projectId }, options);
   }
 
@@ -562,6 +596,9 @@ export class PlatformClient implements OperationsSource {
     query: ConnectionUriQuery,
     options: CallOptions = {},
   ): Promise<string> {
+    // A new project's owner role: its create answered the URI (the direct one) already.
+    const held = query.pooled ? undefined : this.project(projectId).takeCreatedUri(query);
+    if (held !== undefined) return held;
     const wire = {
       branch_id: query.branchId,
       endpoint_id: query.endpointId,

@@ -127,15 +127,37 @@ export const projectWire = z
 
 export type Project = z.output<typeof projectWire>;
 
-/** `POST /projects` (201): the project, its default branch and endpoint, and the operations started. */
-export const projectCreatedWire = z.object({
-  project: projectWire,
-  branch: branchWire,
-  endpoints: z.array(endpointWire),
-  operations: z.array(operationWire),
-});
+/**
+ * `POST /projects` (201): the project, its default branch and endpoint, the operations started,
+ * and the owner role's connection URIs with its password (kept by the client for the first read,
+ * never handed on: `ProjectCreated` has no password).
+ */
+export const projectCreatedWire = z
+  .object({
+    project: projectWire,
+    branch: branchWire,
+    endpoints: z.array(endpointWire),
+    operations: z.array(operationWire),
+    connection_uris: z
+      .array(
+        z.object({
+          connection_uri: z.string(),
+          connection_parameters: z.object({ role: z.string(), database: z.string() }),
+        }),
+      )
+      .default([]),
+  })
+  .transform(({ connection_uris, ...created }) => ({
+    ...created,
+    connectionUris: connection_uris.map((u) => ({
+      uri: u.connection_uri,
+      role: u.connection_parameters.role,
+      database: u.connection_parameters.database,
+    })),
+  }));
 
-export type ProjectCreated = z.output<typeof projectCreatedWire>;
+/** A create's answer as the client hands it on: without the password its URIs carry. */
+export type ProjectCreated = Omit<z.output<typeof projectCreatedWire>, "connectionUris">;
 
 export const projectResponseWire = z.object({ project: projectWire });
 

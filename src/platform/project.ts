@@ -21,6 +21,7 @@ import {
   OperationsTracker,
   type OperationsTrackerOptions,
 } from "./operations.ts";
+import type { Project as ProjectView, ProjectCreated } from "./project-schemas.ts";
 import type { ChangeAnswer, Route } from "./routes.ts";
 import type { Endpoint, Operation } from "./schemas.ts";
 import { ListSnapshot } from "./snapshot.ts";
@@ -61,6 +62,20 @@ export interface ChangeOptions {
   source: OperationsSource;
 }
 
+/** How long a create's connection URIs are held for their first read. */
+const createdUrisHeldMs = 5 * 60_000;
+
+/** Which connection URI: the branch, endpoint, role and database it names. */
+export interface UriKey {
+  branchId?: string | undefined;
+  endpointId?: string | undefined;
+  roleName: string;
+  databaseName: string;
+}
+
+const uriKey = (k: UriKey) =>
+  JSON.stringify([k.branchId ?? "", k.endpointId ?? "", k.roleName, k.databaseName]);
+
 /** The object a change's answer shows, when it shows one. */
 type Shown = Partial<{ endpoint: Endpoint; branch: Branch; endpoints: Endpoint[] }> | undefined;
 
@@ -71,6 +86,14 @@ export class Project {
   readonly operations: OperationsTracker;
   private readonly gate: MutationGate | undefined;
   private readonly account: ProjectAccount;
+  /** The project itself as the platform last showed it (a read, or its create's or a change's answer). */
+  private shown: { project: ProjectView; at: number } | undefined;
+  /**
+   * The owner role's connection URIs (with its password) its create answered, for their first
+   * read: a new project's connection Secret then costs no request. Only in memory, dropped when
+   * read, at the project's next change (a password reset among them) and after a few minutes.
+   */
+  private readonly createdUris = new Map<string, string>();
 
   constructor(id: string, account: ProjectAccount) {
     this.id = id;
@@ -118,6 +141,7 @@ export class Project {
     send: () => Promise<T>,
     options: ChangeOptions,
   ): Promise<T> {
+    this.createdUris.clear();
     let answer: T;
     // What ran before the change went: if the platform accepts it, all of that has ended.
     let before: string[] = [];
@@ -140,6 +164,42 @@ export class Project {
     this.record(route, ids, answer);
     this.proved(before, answer?.operations ?? []);
     return answer;
+  }
+
+  /** A create's answer: the project as created, and the owner role's connection URIs for their first read. */
+  created(answer: ProjectCreated, uris: readonly { uri: string; role: string; database: string }[]): void {
+    this.show(answer.project);
+    const endpoint = answer.endpoints.find((e) => e.branchId === answer.branch.id && e.type === "read_write");
+    for (const { uri, role, database } of uris) {
+      const key = { branchId: answer.branch.id, roleName: role, databaseName: database };
+      this.createdUris.set(uriKey(key), uri);
+      if (endpoint) this.createdUris.set(uriKey({ ...key, endpointId: endpoint.id }), uri);
+    }
+    if (uris.length > 0) setTimeout(() => this.createdUris.clear(), createdUrisHeldMs).unref();
+  }
+
+  /** A connection URI its create answered, once: the first read of it takes it. */
+  takeCreatedUri(key: UriKey): string | undefined {
+    const id = uriKey(key);
+    const uri = this.createdUris.get(id);
+    this.createdUris.delete(id);
+    return uri;
+  }
+
+  /** Records what the platform showed of the project itself. */
+  show(project: ProjectView): void {
+    this.shown = { project, at: performance.now() };
+  }
+
+  /** The project as last shown, when that is no older than `maxAgeMs`. */
+  shownWithin(maxAgeMs: number): ProjectView | undefined {
+    const shown = this.shown;
+    return shown && performance.now() - shown.at < maxAgeMs ? shown.project : undefined;
+  }
+
+  /** What was shown may no longer hold: a change whose outcome is unknown, a deletion. */
+  unshow(): void {
+    this.shown = undefined;
   }
 
   /**

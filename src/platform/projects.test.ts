@@ -150,6 +150,30 @@ describe("the project routes of the platform client", () => {
     await expect(client.getProject("no-such-project")).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it("a new project's first look and its owner's connection URI cost no request: its create answered them", async () => {
+    const created = await client.createProject({
+      name: "tenant-quiet",
+      branch: { roleName: "quiet_owner", databaseName: "quiet" },
+    });
+    const { project, branch } = created;
+    const endpointId = created.endpoints[0]?.id;
+    const query = { branchId: branch.id, endpointId, roleName: "quiet_owner", databaseName: "quiet" };
+    const reads = async () =>
+      (await platform.served("GET /projects/:project_id")) +
+      (await platform.served("GET /projects/:project_id/connection_uri"));
+    const before = await reads();
+    expect(await client.projectSnapshot(project.id, { maxAgeMs: 60_000 })).toEqual(project);
+    const uri = await client.connectionUri(project.id, query);
+    expect(new URL(uri)).toMatchObject({ username: "quiet_owner", pathname: "/quiet" });
+    expect(await reads()).toBe(before);
+    // Held for one read only: the next asks the platform, and gets the same password.
+    expect(await client.connectionUri(project.id, query)).toBe(uri);
+    expect(await reads()).toBe(before + 1);
+    // A look that accepts no age reads the project again.
+    await client.projectSnapshot(project.id, { maxAgeMs: 0 });
+    expect(await reads()).toBe(before + 2);
+  });
+
   it("deletes a project and everything in it", async () => {
     const { project, operations } = await client.createProject({ name: "tenant-gone" });
     await client.waitForOperations(project.id, operations, { timeoutMs: 10_000 });

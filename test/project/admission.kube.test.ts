@@ -1,8 +1,13 @@
 // What no change of a project can give is refused by the API server itself (CEL rules from the zod
 // schema), before the operator sees it: a project's region, Postgres version, organization and
 // default branch are fixed at its creation, logical replication once on stays on; and a Branch or
-// ComputeEndpoint names its project once, by id or by a Project, adopting a default sensibly.
+// ComputeEndpoint names its project once, by id or by a Project, adopting a default sensibly. The
+// database-per-tenant sample (samples/tenants/) renders with kustomize and is admitted as rendered.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { kustomize, repoRoot, toolsTimeoutMs, type Loose } from "../deploy/render.ts";
 import { createNamespace, kubectl } from "../support/kube.ts";
 
 let namespace: string;
@@ -154,5 +159,57 @@ describe("a Branch or ComputeEndpoint naming a Project", () => {
         "projectId and projectRef are immutable",
       );
     }
+  });
+});
+
+describe("the database-per-tenant sample (samples/tenants/)", () => {
+  const tenants = ["acme", "globex"];
+  const rendered = new Map<string, Loose[]>();
+  let grant: Loose;
+
+  beforeAll(async () => {
+    for (const tenant of tenants) rendered.set(tenant, await kustomize(`samples/tenants/${tenant}`));
+    grant = parse(await readFile(join(repoRoot, "samples", "tenants", "grant.yaml"), "utf8"));
+  }, toolsTimeoutMs);
+
+  it("renders, for each tenant, a namespace the grant selects and a Project in it that keeps its data", () => {
+    const names = new Set<string>();
+    for (const tenant of tenants) {
+      const objects = rendered.get(tenant) ?? [];
+      expect(objects.map((o) => o.kind).sort()).toEqual(["Namespace", "Project"]);
+      const ns = objects.find((o) => o.kind === "Namespace");
+      const project = objects.find((o) => o.kind === "Project");
+      expect(ns.metadata.name).toBe(`tenant-${tenant}`);
+      expect(project.metadata.namespace).toBe(ns.metadata.name);
+      // The grant's selector picks the tenant's namespace by its labels.
+      expect(ns.metadata.labels).toMatchObject(grant.spec.namespaceSelector.matchLabels);
+      expect(project.spec.name).toBe(`tenant-${tenant}`);
+      expect(project.spec.connectionSecret).toEqual({ name: "db-connection" });
+      // Left out on purpose: the default, Orphan, keeps the tenant's project when the resource goes.
+      expect(project.spec).not.toHaveProperty("deletionPolicy");
+      names.add(project.spec.name);
+    }
+    expect(names.size).toBe(tenants.length);
+    // The grant lets the tenants create projects, and nothing more.
+    expect(grant.spec).toEqual({
+      namespaceSelector: { matchLabels: { "example.com/tenant": "true" } },
+      createProjects: true,
+    });
+  });
+
+  it.each(tenants)("tenant %s, and the grant, are admitted by the API server as rendered", async (tenant) => {
+    const objects = rendered.get(tenant) ?? [];
+    // The tenant's namespace does not exist in a dry run: its Project is tried in this test's.
+    const project = { ...objects.find((o) => o.kind === "Project"), metadata: { name: "db", namespace } };
+    const dryRun = (objs: object[]) =>
+      kubectl(["apply", "--server-side", "--dry-run=server", "--validate=strict", "-f", "-"], {
+        input: objs.map((o) => JSON.stringify(o)).join("\n"),
+      });
+    expect(await dryRun([...objects.filter((o) => o.kind === "Namespace"), grant])).toMatch(
+      new RegExp(
+        `namespace/tenant-${tenant} serverside-applied \\(server dry run\\)[\\s\\S]*credentialsgrant.neoncloud.dev/tenants serverside-applied`,
+      ),
+    );
+    expect(await dryRun([project])).toContain("project.neoncloud.dev/db serverside-applied (server dry run)");
   });
 });

@@ -189,9 +189,13 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Plan> 
    */
   private async observe(pass: PjPass, id: string): Promise<ObservedProject | undefined> {
     const { client, signal } = pass;
+    // As the platform last showed it (its create's or a change's answer, or a read) within the
+    // observe age: this operator's own changes are recorded as answered, drift made elsewhere is
+    // seen within a resync period (or the resource's observe interval).
+    const maxAgeMs = observeMaxAge(pass.obj, this.resyncMs);
     let project: PlatformProject;
     try {
-      project = await client.getProject(id, { signal });
+      project = await client.projectSnapshot(id, { signal, maxAgeMs });
     } catch (err) {
       if (err instanceof NotFoundError) return undefined;
       throw err;
@@ -199,7 +203,6 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Plan> 
     const { status } = pass;
     const known = status.defaultBranchId && status.defaultEndpointId && status.projectId === id;
     if (known && pass.spec.projectId === undefined) return { project };
-    const maxAgeMs = observeMaxAge(pass.obj, this.resyncMs);
     const defaultBranch = (await client.branchSnapshot(id, { maxAgeMs })).find((b) => b.default);
     const endpoints = defaultBranch ? await client.snapshot(id, { maxAgeMs }) : [];
     const defaultEndpoint = endpoints.find(

@@ -14,7 +14,7 @@ import { importImage, nodeDown, nodeUp, type NodeCluster } from "../../../script
 import { existingHostPaths, fenceDrops } from "../../../scripts/node/host.ts";
 import { placements, seedFor } from "../../../scripts/bench/workload.ts";
 import { credentialsGrant } from "../../../src/api/grant.ts";
-import { PlatformClient } from "../../../src/platform/index.ts";
+import { NotFoundError, PlatformClient } from "../../../src/platform/index.ts";
 import { startEmulator, type Emulator } from "../../../tools/emulator/index.ts";
 import { buildHelm } from "../../support/helm.ts";
 import { testSeed } from "../../support/operator.ts";
@@ -80,8 +80,20 @@ beforeAll(async () => {
   kubectl = kubectlFor(cluster);
   for (const ns of [workNamespace, scaleNamespace, ungrantedNamespace])
     await kubectl(["create", "namespace", ns]);
-  // The shipped installs grant nothing: the cluster administrator grants the operator's key to the
-  // namespaces that use it, as docs/install.md says. One namespace stays ungranted.
+});
+
+/**
+ * The shipped installs grant nothing: the cluster administrator grants the operator's key to the
+ * namespaces that use it, as docs/install.md says; one namespace stays ungranted. Applied once an
+ * install has put the CRDs in place (each install's removal takes them, and the grant, away).
+ */
+async function grantNamespaces(): Promise<void> {
+  await kubectl([
+    "wait",
+    "--for=condition=Established",
+    "--timeout=60s",
+    "crd/credentialsgrants.neoncloud.dev",
+  ]);
   await kubectl(
     ["apply", "-f", "-"],
     JSON.stringify(
@@ -92,7 +104,7 @@ beforeAll(async () => {
       }),
     ),
   );
-});
+}
 
 afterAll(async () => {
   await emulator?.close();
@@ -157,7 +169,7 @@ const onBranch = async (branchId: string) =>
  */
 async function removeWork(): Promise<void> {
   for (const namespace of [workNamespace, scaleNamespace, "default"]) {
-    const kinds = "computeendpoints,apikeys";
+    const kinds = "computeendpoints,apikeys,projects";
     const left = await kubectl(["-n", namespace, "get", kinds, "-o", "name"]).catch(() => "");
     if (!left.trim()) continue;
     await kubectl(["-n", namespace, "delete", kinds, "--all", "--timeout=60s"]).catch(async () => {
@@ -275,6 +287,7 @@ async function deploy(base: string): Promise<string> {
   if (base === "namespaced") await administerNamespaced("create");
   const overlay = await writeOverlay(join(work, base), base, emulator.url);
   await kubectl(["apply", "-k", overlay]);
+  await grantNamespaces();
   await applyCredentials(kubectl, namespaceOf(base), emulator.bootstrapKey);
   await kubectl([
     "-n",
@@ -306,6 +319,34 @@ function deployedFor(base: string): void {
   afterAll(async () => {
     await undeploy(base);
   });
+}
+
+/**
+ * Runs `sql` in a pod of the operator's image whose environment is the connection Secret `secret`
+ * (envFrom, as an app reads it) once the operator has written it; the rows as JSON.
+ */
+async function queryWith(secret: string, sql: string): Promise<string> {
+  await eventually(
+    async () =>
+      (await kubectl(["-n", workNamespace, "get", "secret", secret, "-o", "name"])).trim() ? true : undefined,
+    { what: `the connection Secret ${secret}`, timeoutMs: 60_000, intervalMs: 500 },
+  );
+  const script = `
+      const { Client } = require("pg");
+      const client = new Client({ connectionString: process.env.DATABASE_URL });
+      client.connect()
+        .then(() => client.query(${JSON.stringify(sql)}))
+        .then((result) => { console.log(JSON.stringify(result.rows)); return client.end(); })
+        .catch((err) => { console.error(err.code ?? "error", err.message); process.exit(1); });`;
+  const { phase, log } = await runProbePod(kubectl, {
+    name: `query-${secret}`,
+    namespace: workNamespace,
+    script,
+    envFrom: [{ secretRef: { name: secret } }],
+  });
+  process.stdout.write(`database probe (${secret}): ${log}`);
+  expect(phase).toBe("Succeeded");
+  return log.trim();
 }
 
 describe("deploy/base on a real node", () => {
@@ -484,29 +525,45 @@ describe("deploy/base on a real node", () => {
       }),
     );
     await waitReady("computeendpoint", ["app"]);
-    await eventually(
-      async () =>
-        (await kubectl(["-n", workNamespace, "get", "secret", "app-db", "-o", "name"])).trim()
-          ? true
-          : undefined,
-      { what: "the connection Secret app-db", timeoutMs: 60_000, intervalMs: 500 },
+    expect(await queryWith("app-db", "select 1 as one")).toBe('[{"one":1}]');
+  });
+
+  it("creates a Project where a CredentialsGrant allows it, and a pod connects with its connection Secret", async () => {
+    // The cluster administrator lets the namespace create projects with the operator's key.
+    await kubectl(
+      ["apply", "-f", "-"],
+      JSON.stringify(credentialsGrant("e2e-projects", { namespaces: [workNamespace], createProjects: true })),
     );
-    const script = `
-      const { Client } = require("pg");
-      const client = new Client({ connectionString: process.env.DATABASE_URL });
-      client.connect()
-        .then(() => client.query("select 1 as one"))
-        .then((result) => { console.log(JSON.stringify(result.rows)); return client.end(); })
-        .catch((err) => { console.error(err.code ?? "error", err.message); process.exit(1); });`;
-    const { phase, log } = await runProbePod(kubectl, {
-      name: "app",
-      namespace: workNamespace,
-      script,
-      envFrom: [{ secretRef: { name: "app-db" } }],
-    });
-    process.stdout.write(`database probe: ${log}`);
-    expect(log.trim()).toBe('[{"one":1}]');
-    expect(phase).toBe("Succeeded");
+    await kubectl(
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "neoncloud.dev/v1alpha1",
+        kind: "Project",
+        metadata: { name: "tenant", namespace: workNamespace },
+        spec: {
+          defaultBranch: { databaseName: "app" },
+          connectionSecret: { name: "tenant-db" },
+          deletionPolicy: "Delete",
+        },
+      }),
+    );
+    await waitReady("project", ["tenant"]);
+    const id = (
+      await kubectl(["-n", workNamespace, "get", "project", "tenant", "-o", "jsonpath={.status.projectId}"])
+    ).trim();
+    expect((await platform.getProject(id)).id).toBe(id);
+    // The project's own Postgres, as its owner role (app_owner, the platform's default for app).
+    expect(await queryWith("tenant-db", "select current_database() as db, current_user as me")).toBe(
+      '[{"db":"app","me":"app_owner"}]',
+    );
+    await kubectl(["-n", workNamespace, "delete", "project/tenant", "--timeout=120s"]);
+    await gone("the project", () =>
+      platform.getProject(id).then(
+        () => false,
+        (err) => err instanceof NotFoundError,
+      ),
+    );
+    await kubectl(["delete", "credentialsgrant", "e2e-projects"]);
   });
 
   it("reconciles 1,000 ComputeEndpoints under its memory limit, by the kubelet's figures, never restarted", async () => {
@@ -669,6 +726,7 @@ describe("the Helm chart on a real node", () => {
       "--wait",
       "--timeout=3m",
     );
+    await grantNamespaces();
     await leader(helmNamespace);
     await endpointLifecycle("charted", "br-dev", workNamespace);
   });
