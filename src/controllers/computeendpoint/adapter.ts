@@ -5,14 +5,21 @@
 // operations, not-found, the policies, status and conditions are the managed layer's.
 import type { ComputeEndpointSpec, ComputeEndpointStatus } from "../../api/computeendpoint.ts";
 import { restartedAtAnnotation } from "../../api/group.ts";
-import { ConflictError, NotFoundError, type Endpoint, type EndpointMutation } from "../../platform/index.ts";
+import {
+  ConflictError,
+  NotFoundError,
+  maxConnectionsFor,
+  pooledHost,
+  type Endpoint,
+  type EndpointMutation,
+} from "../../platform/index.ts";
 import { objectKey, type KubeObject } from "../../runtime/index.ts";
 import { branchResets } from "../branch/resets.ts";
 import { branchResourceKind, type BranchObject } from "../branch/index.ts";
 import { Delay, Problem, notFound } from "../managed/errors.ts";
 import { observeInterval, observeMaxAge } from "../managed/polling.ts";
 import type { Adapter, Answer, ConnectionDetails, Pass, Verdict } from "../managed/types.ts";
-import { createSpec, legacyName, maxConnectionsFor, pooledHost } from "./desired.ts";
+import { createSpec, legacyName } from "./desired.ts";
 import { plan, type Plan } from "./plan.ts";
 
 type S = ComputeEndpointStatus;
@@ -25,11 +32,9 @@ export interface ComputeEndpointObject extends KubeObject {
 
 export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoint, Plan> {
   private readonly resyncMs: number;
-  private readonly resource: { group: string; version: string; plural: string; kind: string };
 
-  constructor(resyncMs: number, resource: { group: string; version: string; plural: string; kind: string }) {
+  constructor(resyncMs: number) {
     this.resyncMs = resyncMs;
-    this.resource = resource;
   }
 
   /**
@@ -52,13 +57,8 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
     return match(await client.snapshot(spec.projectId, { maxAgeMs: 0 }));
   }
 
-  id(endpoint: Endpoint): string {
-    return endpoint.id;
-  }
-
-  markOf(endpoint: Endpoint): string | undefined {
-    return endpoint.name;
-  }
+  readonly id = (endpoint: Endpoint) => endpoint.id;
+  readonly markOf = (endpoint: Endpoint) => endpoint.name;
 
   plan(pass: CePass, endpoint: Endpoint): Plan | undefined {
     if (pass.deleting) return undefined;

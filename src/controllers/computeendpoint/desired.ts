@@ -6,25 +6,6 @@ import type { ComputeEndpointSpec, ResolvedComputeEndpointSpec } from "../../api
 import type { Endpoint, EndpointCreateSpec, EndpointPatch } from "../../platform/index.ts";
 import { parseDuration } from "../../runtime/index.ts";
 
-/** max_connections by minimum compute size, from the platform's Limits table (0.25 to 8 CU). */
-const maxConnectionsByCu: ReadonlyMap<number, number> = new Map([
-  [0.25, 112],
-  [0.5, 225],
-  [1, 450],
-  [2, 901],
-  [3, 1351],
-  [4, 1802],
-  [5, 2253],
-  [6, 2703],
-  [7, 3154],
-  [8, 3604],
-]);
-
-/** Undefined above 8 CU: the platform does not publish the figure, and status must not guess. */
-export function maxConnectionsFor(minCu: number): number | undefined {
-  return maxConnectionsByCu.get(minCu);
-}
-
 /** The platform's `suspend_timeout_seconds`: -1 never suspends. */
 export function suspendTimeoutSeconds(autosuspend: string): number {
   if (autosuspend === "never") return -1;
@@ -97,11 +78,4 @@ export function difference(spec: ComputeEndpointSpec, endpoint: Endpoint): Endpo
  */
 export function restartsEndpoint(patch: EndpointPatch): boolean {
   return patch.autoscalingLimitMinCu !== undefined || patch.autoscalingLimitMaxCu !== undefined;
-}
-
-/** `ep-x-y-1234abcd.region.host` → `ep-x-y-1234abcd-pooler.region.host`, as the platform forms it. */
-export function pooledHost(endpoint: Pick<Endpoint, "id" | "host">): string {
-  return endpoint.host.startsWith(`${endpoint.id}.`)
-    ? `${endpoint.id}-pooler${endpoint.host.slice(endpoint.id.length)}`
-    : endpoint.host.replace(/^([^.]+)/, "$1-pooler");
 }

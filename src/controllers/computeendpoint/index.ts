@@ -68,7 +68,7 @@ function computeEndpointManagedKind(
       },
     ],
     projectMakers: [projectMaker],
-    adapter: new ComputeEndpoints(options.resyncPeriodMs ?? 600_000, computeEndpointResourceKind),
+    adapter: new ComputeEndpoints(options.resyncPeriodMs ?? 600_000),
   };
 }
 

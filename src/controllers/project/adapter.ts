@@ -8,11 +8,11 @@ import {
   BadRequestError,
   NotFoundError,
   PlatformError,
+  pooledHost,
   type Branch,
   type Endpoint,
   type PlatformProject,
 } from "../../platform/index.ts";
-import { pooledHost } from "../computeendpoint/desired.ts";
 import { Delay, Problem, invalidSpec } from "../managed/errors.ts";
 import { observeInterval, observeMaxAge } from "../managed/polling.ts";
 import type { Adapter, Answer, ConnectionDetails, Pass, Verdict } from "../managed/types.ts";
@@ -48,14 +48,9 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Plan> 
     return name === undefined ? undefined : this.lostCreate(pass, name);
   }
 
-  id(observed: ObservedProject): string {
-    return observed.project.id;
-  }
-
+  readonly id = (observed: ObservedProject) => observed.project.id;
   /** The mark on the default branch, where this pass listed it (an adopted project). */
-  markOf(observed: ObservedProject): string | undefined {
-    return observed.defaultBranch?.annotations?.[ownerAnnotation];
-  }
+  readonly markOf = (observed: ObservedProject) => observed.defaultBranch?.annotations?.[ownerAnnotation];
 
   plan(pass: PjPass, { project }: ObservedProject): Plan | undefined {
     if (pass.deleting) return undefined;
