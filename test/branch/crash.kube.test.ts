@@ -88,20 +88,14 @@ describe("killed while creating a branch", () => {
     { at: "before the create (finalizer held)", hold: "finalizerAdded" as const, before: 0 },
     { at: "after the create, before its status is written", hold: "branchRecorded" as const, before: 1 },
   ])("killed $at: exactly one branch afterwards", async ({ hold, before }) => {
-    const s = await rig.scenario("br-crash");
-    await s.start();
-    const rule = rig.proxy.arm({ ...step(s.namespace)[hold], action: "hold", times: 1 });
-    await apply(s.namespace);
-    await rule.waitForHit(`the operator's request at ${hold}`);
-    // The moment is what the name says: the platform shows whether the branch exists yet.
-    expect(await branchesOf(s.namespace)).toHaveLength(before);
-    await s.kill();
-    rig.proxy.reset();
-    expect(
-      (await kube.get<BranchObject>(branches, s.namespace, "preview"))?.status?.branchId,
-    ).toBeUndefined();
-
-    await s.start();
+    const s = await rig.killedAt("br-crash", {
+      name: hold,
+      rule: (ns) => step(ns)[hold],
+      apply,
+      onPlatform: branchesOf,
+      before,
+      recorded: async (ns) => (await kube.get<BranchObject>(branches, ns, "preview"))?.status?.branchId,
+    });
     await expectExactlyOne(s);
   });
 

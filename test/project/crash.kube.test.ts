@@ -75,20 +75,14 @@ describe("killed while creating a project", () => {
     { at: "before the create (its intent being recorded)", hold: "intentRecorded" as const, before: 0 },
     { at: "after the create, before its status is written", hold: "projectRecorded" as const, before: 1 },
   ])("killed $at: exactly one project afterwards", async ({ hold, before }) => {
-    const s = await rig.scenario("pj-crash");
-    await s.start();
-    const rule = rig.proxy.arm({ ...step(s.namespace)[hold], action: "hold", times: 1 });
-    await apply(s.namespace);
-    await rule.waitForHit(`the operator's request at ${hold}`);
-    // The moment is what the name says: the platform shows whether the project exists yet.
-    expect(await projectsOf(s.namespace)).toHaveLength(before);
-    await s.kill();
-    rig.proxy.reset();
-    expect(
-      (await kube.get<ProjectObject>(projects, s.namespace, "tenant"))?.status?.projectId,
-    ).toBeUndefined();
-
-    await s.start();
+    const s = await rig.killedAt("pj-crash", {
+      name: hold,
+      rule: (ns) => step(ns)[hold],
+      apply,
+      onPlatform: projectsOf,
+      before,
+      recorded: async (ns) => (await kube.get<ProjectObject>(projects, ns, "tenant"))?.status?.projectId,
+    });
     await expectExactlyOne(s);
   });
 
