@@ -49,18 +49,49 @@ interface Typical {
   recent: number[];
 }
 
+/** Statuses after which an operation runs no more. */
+const ENDED = new Set(["finished", "skipped", "error", "cancelled", "failed"]);
+
+/** Operations followed while they run at most (a bounded map: what it holds is only a correction). */
+const runningKept = 1_000;
+
 export class OperationDurations {
+  private readonly now: () => number;
   private readonly typical = new Map<string, Typical>();
+  /**
+   * Operations of one-operation changes still running: id -> action and start (this clock). Of a
+   * storm's operations, the first seen to finish are its quickest; the ones still running say
+   * how much longer the others take (see `endedBy`).
+   */
+  private readonly running = new Map<string, { action: string; at: number }>();
   /** Operations already learned from: every list shows a finished one again. */
   private readonly seen = new Set<string>();
   /** Ends of recently learned operations per branch (or project): the predecessors in a chain. */
   private readonly ends = new Map<string, Ended[]>();
+
+  constructor(options: { now?: () => number } = {}) {
+    this.now = options.now ?? (() => Date.now());
+  }
+
+  /** A change started these operations now (a change of one operation is followed while it runs). */
+  started(operations: readonly Pick<Operation, "id" | "action">[]): void {
+    if (operations.length !== 1) return;
+    const [op] = operations as [Pick<Operation, "id" | "action">];
+    if (this.running.size >= runningKept) this.running.clear();
+    this.running.set(op.id, { action: op.action, at: this.now() });
+  }
+
+  /** These operations have ended (a later change was accepted, or a list showed them settled). */
+  ended(ids: Iterable<string>): void {
+    for (const id of ids) this.running.delete(id);
+  }
 
   /**
    * Learns from many operations (a list, a change's chain): earlier ends first, so each chained
    * operation's predecessor is known when its own time is worked out.
    */
   observeAll(operations: readonly Observed[]): void {
+    this.ended(operations.filter((op) => op.id !== undefined && ENDED.has(op.status)).map((op) => op.id!));
     const endOf = (op: Observed) => Date.parse(op.createdAt) + (op.totalDurationMs ?? 0);
     const finished = operations.filter((op) => op.status === "finished");
     for (const op of finished.sort((a, b) => endOf(a) - endOf(b))) this.observe(op);
@@ -130,21 +161,39 @@ export class OperationDurations {
     for (const op of operations) {
       const typical = this.typical.get(op.action);
       if (typical === undefined) return undefined;
-      const { recent } = typical;
-      if (recent.length >= minSamplesForShares) {
-        const sorted = [...recent].sort((a, b) => a - b);
+      if (typical.recent.length >= minSamplesForShares) {
+        const sorted = [...typical.recent].sort((a, b) => a - b);
         total += sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
       } else {
         // The plain mean and mean deviation of those seen: the running average starts at the
         // first duration and follows slowly, so a short first one would release the gate early
-        // for many turns (each a 423).
-        const mean = recent.reduce((a, b) => a + b, 0) / recent.length;
-        const deviation = recent.reduce((a, ms) => a + Math.abs(ms - mean), 0) / recent.length;
+        // for many turns (each a 423). Operations still running past that mean count at their
+        // time so far: the first of a storm seen to finish are its quickest.
+        const times = [...typical.recent, ...this.longerThanSeen(op.action, typical.recent)];
+        const mean = times.reduce((a, b) => a + b, 0) / times.length;
+        const deviation = times.reduce((a, ms) => a + Math.abs(ms - mean), 0) / times.length;
         const spread = Math.max(deviation, mean * 0.15);
         total += mean + spread * Math.max(0, 4 * share - 2);
       }
     }
     return total;
+  }
+
+  /**
+   * Times so far of the action's operations still running past the mean of those seen to finish,
+   * at most a quarter longer than it: one may have ended unseen (its project's next change not yet
+   * accepted), and its time so far must not grow the others' waits without bound (a longer wait
+   * of theirs would keep theirs running unseen longer).
+   */
+  private longerThanSeen(action: string, seen: readonly number[]): number[] {
+    const mean = seen.reduce((a, b) => a + b, 0) / seen.length;
+    const now = this.now();
+    const times: number[] = [];
+    for (const op of this.running.values()) {
+      const ms = now - op.at;
+      if (op.action === action && ms > mean) times.push(Math.min(ms, 1.25 * mean));
+    }
+    return times;
   }
 
   /**

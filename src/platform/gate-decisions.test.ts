@@ -104,13 +104,13 @@ describe("the mutation gate's decisions", () => {
 
   it.each([
     // 423s in a row after the project's own create (answered at 0, tried when 90% of such
-    // operations have ended, 2,400 ms): when the longest seen (2,500 ms) has, then probe steps,
-    // doubling from the third.
-    { locks: 1, own: true, nextTryAt: 2_500 },
-    { locks: 2, own: true, nextTryAt: 2_500 + 250 },
-    { locks: 3, own: true, nextTryAt: 2_750 + 250 },
-    { locks: 4, own: true, nextTryAt: 3_000 + 500 },
-    { locks: 5, own: true, nextTryAt: 3_500 + 1_000 },
+    // operations have ended, 2,400 ms): beyond the longest seen (2,500 ms) by the gap between
+    // the two (100 ms), then probe steps, doubling from the third.
+    { locks: 1, own: true, nextTryAt: 2_600 },
+    { locks: 2, own: true, nextTryAt: 2_600 + 250 },
+    { locks: 3, own: true, nextTryAt: 2_850 + 250 },
+    { locks: 4, own: true, nextTryAt: 3_100 + 500 },
+    { locks: 5, own: true, nextTryAt: 3_600 + 1_000 },
     // Another actor's change (the gate started nothing): probe steps only.
     { locks: 1, own: false, nextTryAt: 250 },
     { locks: 3, own: false, nextTryAt: 750 },
@@ -139,9 +139,9 @@ describe("the mutation gate's decisions", () => {
     expect(await l.ask("ns/b")).toBe(2_410);
     expect(await l.ask("ns/c")).toBe(4_410);
     l.advance(2_400);
-    expect(await l.ask("ns/b", l.locked)).toBe(110);
-    expect(await l.ask("ns/c")).toBe(100 + 2_000 + 10);
-    l.advance(100);
+    expect(await l.ask("ns/b", l.locked)).toBe(210);
+    expect(await l.ask("ns/c")).toBe(200 + 2_000 + 10);
+    l.advance(200);
     expect(await l.ask("ns/b")).toBe("sent");
     expect(await l.ask("ns/c")).toBe(2_410);
   });

@@ -100,6 +100,8 @@ interface State {
   turnMs: number;
   /** 423s in a row. */
   lockedInARow: number;
+  /** When a caller was last told to wait for its turn. */
+  heldAt: number;
   /** `busyUntil` is a guess (their duration was unknown): a list confirms before a mutation probes. */
   guessed: boolean;
   /** The guess is about the last answer's own operations (durations learned since replace it). */
@@ -147,6 +149,7 @@ export class MutationGate {
       answeredAt: 0,
       turnMs: this.unknownMs,
       lockedInARow: 0,
+      heldAt: Number.NEGATIVE_INFINITY,
       guessed: false,
       guessedOwn: false,
     };
@@ -169,6 +172,11 @@ export class MutationGate {
   holding(): boolean {
     const now = this.now();
     return [...this.p.waiting.values()].some((due) => due + ticketGraceMs > now);
+  }
+
+  /** Whether a change waited for its turn within the last `ms` (the project in a storm, or just after one). */
+  heldWithin(ms: number): boolean {
+    return this.holding() || this.now() - this.p.heldAt <= ms;
   }
 
   /**
@@ -273,16 +281,21 @@ export class MutationGate {
 
   /**
    * How much later the next try goes after a 423: while the last answer's operations may still
-   * run, when the longest such operation seen has ended; after that (or for another actor's
+   * run, a little after the longest such operation seen would have ended; after that (or for another actor's
    * change) a probe step, doubling from the third 423 in a row.
    */
   private afterLocked(p: State): number {
     const now = this.now();
     const share = afterLockedShares[p.lockedInARow - 1];
-    const byShare =
+    const slowest =
       share !== undefined && p.lastOperations.length > 0
         ? this.options.expected(p.lastOperations, share)
         : undefined;
+    // The slowest seen is seldom the slowest there is (of n seen, one in n+1 is slower): beyond
+    // it by the gap between the release and it, so the retry is not sent into the same lock.
+    const released = this.options.expected(p.lastOperations, this.releaseShare);
+    const byShare =
+      slowest === undefined ? undefined : slowest + Math.max(0, slowest - (released ?? slowest));
     if (byShare !== undefined && p.answeredAt + byShare - now >= minProbeMs) {
       return Math.min(p.answeredAt + byShare - now, maxProbeMs);
     }
@@ -387,6 +400,7 @@ export class MutationGate {
     }
     const retryAfterMs = Math.max(waitMs, 0) + ahead * p.turnMs + 10;
     p.waiting.set(ticket, now + retryAfterMs);
+    p.heldAt = now;
     // The message is what a resource's status shows: it stays the same while the wait goes on, so
     // waiting costs no status writes.
     return new ProjectBusyError(

@@ -53,11 +53,13 @@ export interface OperationsTrackerOptions {
   /** Whether the project's changes wait for their turn (its gate holds tickets). Default: never. */
   busy?: () => boolean;
   /**
-   * Whether the account's request budget is busy with changes (a storm over many projects):
-   * a change alone in its project is then looked at once, when such operations have all ended,
-   * not step by step. Default: never.
+   * Whether changes come in a storm: the account's request budget busy with them (over many
+   * projects), or the project's own changes waiting for their turn lately (its last ones, after
+   * the line has gone). A change alone in its project is then looked at once, when such operations
+   * have all ended, not step by step (a step costs a list; the storm's resources do not wait on
+   * one change). Default: never.
    */
-  accountBusy?: () => boolean;
+  storm?: () => boolean;
   /**
    * While busy, passes are this many poll intervals apart at least. Default 3: one list per
    * project per 15 s settles every operation that ended meanwhile (resources see Ready within
@@ -99,7 +101,7 @@ const unknownDurationMs = 1_000;
 
 /** A change alone in its project is looked at when half of such operations have ended, then when all have. */
 const loneShares = [0.5, 1];
-/** In a storm of the account (its budget busy) only when all have: one look each. */
+/** In a storm (see `storm`) only when all have: one look each. */
 const stormShares = [1];
 
 /** After an answer, how long before the next change's answer can be there (the budget, the round trip). */
@@ -115,8 +117,8 @@ const sameRequestMs = 1_000;
  * await it, or when the oldest has waited `proofWaitFactor` poll intervals: a list reads several
  * outcomes, and none waits long.
  */
-const proofBatch = 3;
-const proofWaitFactor = 1;
+const proofBatch = 5;
+const proofWaitFactor = 1.25;
 
 /** Proved ends and due times kept at most (bounded maps). */
 const maxKept = 10_000;
@@ -199,7 +201,7 @@ export class OperationsTracker {
   private readonly batchWindowMs: number;
   private readonly polling: OperationPolling;
   private readonly busy: () => boolean;
-  private readonly accountBusy: () => boolean;
+  private readonly storm: () => boolean;
   private readonly busyFactor: number;
   private readonly endedBy: (operations: readonly Operation[], share: number) => number | undefined;
   private readonly nextTurnAt: () => number | undefined;
@@ -229,6 +231,10 @@ export class OperationsTracker {
   /** The creation time (the platform's clock) before which every operation has ended. */
   private endedBefore = Number.NEGATIVE_INFINITY;
   private endedBeforeAt = Number.NEGATIVE_INFINITY;
+  /** When the tracker began (this clock). */
+  private readonly bornAt: number;
+  /** Callers to tell when a pass reads an operation they wait on as settled: id -> their wakes. */
+  private readonly waiters = new Map<string, Set<() => void>>();
 
   constructor(projectId: string, options: OperationsTrackerOptions = {}) {
     this.projectId = projectId;
@@ -237,7 +243,7 @@ export class OperationsTracker {
     this.batchWindowMs = options.batchWindowMs ?? 10;
     this.polling = options.polling ?? "batched";
     this.busy = options.busy ?? (() => false);
-    this.accountBusy = options.accountBusy ?? (() => false);
+    this.storm = options.storm ?? (() => false);
     this.busyFactor = options.busyFactor ?? 3;
     this.endedBy = options.endedBy ?? (() => undefined);
     this.nextTurnAt = options.nextTurnAt ?? (() => undefined);
@@ -246,6 +252,7 @@ export class OperationsTracker {
     this.minStepMs = options.minStepMs ?? 250;
     // Wall-clock time: poll ticks are aligned to it.
     this.now = options.now ?? (() => Date.now());
+    this.bornAt = this.now();
   }
 
   /**
@@ -319,6 +326,20 @@ export class OperationsTracker {
     }
   }
 
+  /**
+   * Calls `wake` once, when a pass (whoever's) reads one of these operations as settled: a caller
+   * answered from an earlier pass (its project busy, or not alone in it) then comes back for the
+   * outcome at once instead of at its next poll.
+   */
+  whenSettled(ids: readonly string[], wake: () => void): void {
+    if (this.polling !== "batched") return;
+    for (const id of ids) {
+      const wakes = this.waiters.get(id) ?? new Set<() => void>();
+      wakes.add(wake);
+      remember(this.waiters, id, wakes);
+    }
+  }
+
   /** The operations the tracker takes to be running: asked about, or seen running by a pass. */
   knownRunning(): string[] {
     return this.running(Number.NEGATIVE_INFINITY);
@@ -357,7 +378,7 @@ export class OperationsTracker {
     if (running.length === 0) return 0;
     if (this.busy()) return this.turnLook(pollIntervalMs);
     if (this.othersRunning(running)) return undefined;
-    const storm = this.accountBusy();
+    const storm = this.storm();
     const shares = storm ? stormShares : loneShares;
     const ms = this.endedBy(running, shares[0]!);
     // In a storm, an unknown duration is not guessed at (each guess would cost a look).
@@ -376,8 +397,9 @@ export class OperationsTracker {
     const now = this.now();
     let at: number | undefined;
     for (const op of running) {
-      // Proved ended: the next look reads how.
-      if (this.proofOf(op) !== undefined) return this.minStepMs;
+      // Proved ended: the next look reads how (in a storm, a batch's look: see `latest`).
+      if (this.proofOf(op) !== undefined)
+        return this.storm() ? Math.max(pollIntervalMs * proofWaitFactor, this.minStepMs) : this.minStepMs;
       const due = this.dues.get(op.id);
       // Not seen by a pass yet (not due): when it is, if nothing else runs there.
       if (due === undefined && this.othersRunning(running)) return undefined;
@@ -451,13 +473,25 @@ export class OperationsTracker {
       // a worker that a change's turn needs): it is answered from the latest pass that ended, or
       // as the caller last knew, and a pass older than the window is renewed for the next poll.
       // Proved ends are renewed sooner: a list then reads outcomes that are certainly there.
+      // Where the lock proves ends, a project that never listed counts from its tracker's start:
+      // its first changes' ends are proved by the next changes' answers (or guessed, and
+      // confirmed by the gate's one list for the account).
+      const listed = startedAt ?? (this.believed() ? this.bornAt : Number.NEGATIVE_INFINITY);
       if (
-        startedAt === undefined ||
-        startedAt < now - pollIntervalMs * this.busyFactor ||
-        this.proofsWaiting(startedAt, pollIntervalMs)
+        listed < now - pollIntervalMs * this.busyFactor ||
+        this.proofsWaiting(startedAt ?? Number.NEGATIVE_INFINITY, pollIntervalMs)
       ) {
         void this.join(pending, source).result.catch(() => undefined);
       }
+      return this.settled;
+    }
+    if (
+      this.storm() &&
+      due.every((op) => typeof op !== "string" && this.proofOf(op) !== undefined) &&
+      !this.proofsWaiting(startedAt ?? Number.NEGATIVE_INFINITY, pollIntervalMs)
+    ) {
+      // In a storm, proved ends are read in batches (as while busy): by the next pass that comes
+      // anyway, such as the look at the last change (its callers are woken), or when enough wait.
       return this.settled;
     }
     if (last && startedAt !== undefined && due.every((op) => startedAt >= dueAt(op))) {
@@ -552,7 +586,18 @@ export class OperationsTracker {
       this.settled = found;
       this.settledAt = listedAt;
     }
+    this.wakeSettled(records);
     return found;
+  }
+
+  private wakeSettled(records: readonly Operation[]): void {
+    const wakes = new Set<() => void>();
+    for (const op of records) {
+      if (!isSettled(op)) continue;
+      for (const wake of this.waiters.get(op.id) ?? []) wakes.add(wake);
+      this.waiters.delete(op.id);
+    }
+    for (const wake of wakes) wake();
   }
 
   /**
@@ -628,7 +673,7 @@ export class OperationsTracker {
         ? Math.max(0, current.totalDurationMs - startedAfter)
         : 0;
     const earliest = now + this.minStepMs;
-    const shares = this.accountBusy() ? stormShares : loneShares;
+    const shares = this.storm() ? stormShares : loneShares;
     for (const share of shares) {
       const own = this.endedBy([current], share);
       const after = rest.length > 0 ? this.endedBy(rest, share) : 0;
@@ -692,6 +737,11 @@ export interface WaitOptions {
    */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Called once when a later pass (anyone's) reads the still running operations as settled: the
+   * caller's requeue can then come early (batched polling only).
+   */
+  wake?: (() => void) | undefined;
 }
 
 /**
@@ -713,6 +763,11 @@ export async function waitForOperations(
     if (outcome.state === "running") {
       const nextLookMs = tracker.nextLook(outcome.running, pollIntervalMs);
       if (nextLookMs !== undefined) outcome.nextLookMs = nextLookMs;
+      if (options.wake)
+        tracker.whenSettled(
+          outcome.running.map((op) => op.id),
+          options.wake,
+        );
     }
     if (outcome.state !== "running" || performance.now() + pollIntervalMs > deadline) return outcome;
     current = latest;

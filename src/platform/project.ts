@@ -14,6 +14,7 @@ import type { OperationDurations } from "./durations.ts";
 import { notApplied } from "./errors.ts";
 import { type GuessedEnds, MutationGate, type MutationGateOptions } from "./gate.ts";
 import {
+  isSettled,
   type LockBelief,
   type OperationPolling,
   type OperationsOutcome,
@@ -61,6 +62,12 @@ export interface ChangeOptions {
   /** The client that sends it: a look at the project's operations goes with its key. */
   source: OperationsSource;
 }
+
+/**
+ * A project whose changes waited for their turn this recently is still in its storm: its last
+ * changes, sent after the line has gone, are looked at as a storm's are (once each).
+ */
+const stormTailMs = 10_000;
 
 /** How long a create's connection URIs are held for their first read. */
 const createdUrisHeldMs = 5 * 60_000;
@@ -115,7 +122,10 @@ export class Project {
       // changes are all sent looks as usual, so its last resources see Ready soon), or without
       // a gate any change waiting for the rate budget.
       busy: () => (this.gate ? this.gate.holding() : account.budget.busyWithMutations()),
-      accountBusy: () => account.budget.busyWithMutations() || account.budget.waiting > 0,
+      storm: () =>
+        account.budget.busyWithMutations() ||
+        account.budget.waiting > 0 ||
+        (this.gate?.heldWithin(stormTailMs) ?? false),
       // An action never seen to finish is taken to last as long as the known ones.
       endedBy: (ops, share) => durations.endedBy(ops, share) ?? durations.borrowedEndedBy(ops, share),
       nextTurnAt: () => this.gate?.nextTurnAt(),
@@ -163,6 +173,7 @@ export class Project {
     }
     this.record(route, ids, answer);
     this.proved(before, answer?.operations ?? []);
+    this.account.durations.started((answer?.operations ?? []).filter((op) => !isSettled(op)));
     return answer;
   }
 
@@ -219,10 +230,9 @@ export class Project {
     if (operations.length === 0) return;
     const createdAt = Math.min(...operations.map((op) => Date.parse(op.createdAt)));
     const own = new Set(operations.map((op) => op.id));
-    this.operations.provedEnded(
-      before.filter((id) => !own.has(id)),
-      createdAt,
-    );
+    const ended = before.filter((id) => !own.has(id));
+    this.operations.provedEnded(ended, createdAt);
+    if (this.account.lock?.projectWide === true) this.account.durations.ended(ended);
   }
 
   /**

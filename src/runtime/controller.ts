@@ -48,6 +48,11 @@ export interface Context<T extends KubeObject> {
   log: Logger;
   /** Aborted when this replica must stop acting (lost leadership, shutdown past its deadline). */
   signal: AbortSignal;
+  /**
+   * Queues the object again now: for a reconciler told that something it waits on outside the
+   * cluster has happened (earlier than the requeue it returned).
+   */
+  wake(): void;
 }
 
 export interface Reconciler<T extends KubeObject> {
@@ -532,6 +537,9 @@ export class Controller<T extends KubeObject = KubeObject> {
       },
       log,
       signal,
+      wake: () => {
+        if (!signal.aborted) this.enqueue(objectKey(obj));
+      },
     };
   }
 

@@ -91,7 +91,9 @@ export async function lastChange<Status extends ManagedStatus>(
   const before = status.operations;
   ended.operations = before;
   if (!operationsRunning(before)) return undefined;
-  const outcome = await pass.client.waitForOperations(projectId, trackedOperations(before ?? [], projectId));
+  const outcome = await pass.client.waitForOperations(projectId, trackedOperations(before ?? [], projectId), {
+    wake: () => pass.wake(),
+  });
   const operations = statusOperations(outcome.operations);
   ended.operations = operations;
   if (outcome.state === "failed") {

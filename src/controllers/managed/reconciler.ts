@@ -241,6 +241,7 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
       save: (changes) => w.save(changes),
       // The resource is its ticket in its project's gate: turns are taken in the order asked.
       mutation: () => ({ signal: ctx.signal, ticket: objectKey(w.obj) }),
+      wake: () => ctx.wake(),
     };
   }
 

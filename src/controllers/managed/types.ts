@@ -98,6 +98,8 @@ export interface Pass<Spec, Status> {
   save(changes: Partial<Status>): Promise<void>;
   /** A mutation's options: the pass's signal, and the resource as its ticket in the project's gate. */
   mutation(): MutationOptions;
+  /** Reconciles the resource again now (what it waits on on the platform has happened). */
+  wake(): void;
 }
 
 /** A condition's status, reason and message. */
