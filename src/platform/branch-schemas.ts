@@ -91,37 +91,21 @@ export interface BranchCreateSpec {
 }
 
 /** What the create-branch body accepts of an endpoint: no name, pooler or disabled (those need a PATCH). */
-export type BranchEndpointOptions = Pick<
-  EndpointCreateSpec,
-  | "type"
-  | "autoscalingLimitMinCu"
-  | "autoscalingLimitMaxCu"
-  | "suspendTimeoutSeconds"
-  | "provisioner"
-  | "pgSettings"
->;
+const branchEndpointFields = [
+  "type",
+  "autoscalingLimitMinCu",
+  "autoscalingLimitMaxCu",
+  "suspendTimeoutSeconds",
+  "provisioner",
+  "pgSettings",
+] as const satisfies readonly (keyof EndpointCreateSpec)[];
+
+export type BranchEndpointOptions = Pick<EndpointCreateSpec, (typeof branchEndpointFields)[number]>;
 
 /** The part of an endpoint's create the create-branch body accepts (the rest is a PATCH after). */
 export function branchEndpointOptions(spec: EndpointCreateSpec): BranchEndpointOptions {
-  const {
-    type,
-    autoscalingLimitMinCu,
-    autoscalingLimitMaxCu,
-    suspendTimeoutSeconds,
-    provisioner,
-    pgSettings,
-  } = spec;
-  const options = {
-    type,
-    autoscalingLimitMinCu,
-    autoscalingLimitMaxCu,
-    suspendTimeoutSeconds,
-    provisioner,
-    pgSettings,
-  };
-  return Object.fromEntries(
-    Object.entries(options).filter(([, v]) => v !== undefined),
-  ) as BranchEndpointOptions;
+  const given = branchEndpointFields.filter((field) => spec[field] !== undefined);
+  return Object.fromEntries(given.map((field) => [field, spec[field]])) as BranchEndpointOptions;
 }
 
 /** What may change on a branch (`BranchUpdateRequest.branch`); `expiresAt: null` removes the expiry. */

@@ -3,13 +3,11 @@
 // as its own (the Branch's status.endpoint names it by name and UID; the owner mark is on the
 // branch): Ready, a connection Secret a client connects with, gone with the resource. A read-only
 // ComputeEndpoint, or one applied after its Branch was created, makes its endpoint as before.
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BranchObject } from "../../src/controllers/branch/index.ts";
 import { branchController } from "../../src/controllers/branch/index.ts";
 import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
 import { computeEndpointController } from "../../src/controllers/computeendpoint/index.ts";
-import type { Secret } from "../../src/controllers/credentials.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
 import { eventually, kubectl } from "../support/kube.ts";
@@ -17,7 +15,7 @@ import { ownerMarkIn } from "../support/marks.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import { endpoint as computeEndpoint } from "../computeendpoint/scenario.ts";
 import * as scenario from "./scenario.ts";
-import { branch, branches, endpoints, served } from "./scenario.ts";
+import { branch, branches, endpoints, served, whoAmI } from "./scenario.ts";
 
 let h: OperatorHarness;
 
@@ -49,39 +47,12 @@ async function waiting(name: string): Promise<void> {
 const onBranch = async (branchId: string | undefined) =>
   (await h.platform.listEndpoints("proj-alpha")).filter((e) => e.branchId === branchId);
 
-async function secretData(name: string): Promise<Record<string, string>> {
-  return eventually(
-    async () => {
-      const out = await kubectl([
-        "get",
-        "secret",
-        name,
-        "-n",
-        h.namespace,
-        "-o",
-        "json",
-        "--ignore-not-found",
-      ]);
-      if (!out.trim()) return undefined;
-      const data = (JSON.parse(out) as Secret).data ?? {};
-      return Object.fromEntries(
-        Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
-      );
-    },
-    { what: `Secret ${name}`, intervalMs: 200, timeoutMs: 30_000 },
-  );
-}
-
-async function whoAmI(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-    return (await client.query<{ user: string }>("select current_user as user")).rows[0]?.user ?? "";
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+const secretData = (name: string) =>
+  eventually(() => scenario.secretData(h.namespace, name), {
+    what: `Secret ${name}`,
+    intervalMs: 200,
+    timeoutMs: 30_000,
+  });
 
 async function deleted(plural: string, name: string): Promise<void> {
   await kubectl(["delete", plural, name, "-n", h.namespace, "--wait=true", "--timeout=60s"]);
@@ -135,7 +106,7 @@ describe("a Branch and the ComputeEndpoint naming it", () => {
     );
     const data = await secretData("preview-db");
     expect(ep?.status?.connectionSecret?.name).toBe("preview-db");
-    expect(await whoAmI(data.DATABASE_URL ?? "")).toBe("neondb_owner");
+    expect(await whoAmI(data.DATABASE_URL ?? "")).toBe("neondb_owner@neondb");
 
     // Deleting both leaves nothing on the platform.
     await deleted(endpoints, "preview");
