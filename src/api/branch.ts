@@ -186,6 +186,12 @@ export const BranchStatus = z
         `The value of the ${restoredFromParentAtAnnotation} annotation last acted upon (the branch was reset from its parent for it).`,
       ),
     logicalSize: z.int().optional().describe("The branch's logical size in bytes."),
+    endpoint: z
+      .object({ name: z.string(), uid: z.string() })
+      .optional()
+      .describe(
+        "The ComputeEndpoint of this namespace (name and UID) whose read-write endpoint the branch's create made in the same request (docs/branch.md): only that resource takes the endpoint over as its own.",
+      ),
     operations: z.array(StatusOperation).optional().describe("Operations of the last change."),
     observedGeneration: z.int().optional(),
     conditions: Conditions.optional(),

@@ -5,7 +5,7 @@
  * operator relies on; the deprecated and usage fields are tolerated, not needed.
  */
 import { z } from "zod";
-import { endpointWire, operationWire } from "./schemas.ts";
+import { endpointBody, endpointWire, operationWire, type EndpointCreateSpec } from "./schemas.ts";
 
 const timestamp = z.string();
 
@@ -86,6 +86,26 @@ export interface BranchCreateSpec {
   expiresAt?: string;
   /** Annotations, set only at creation (the body's `annotation_value`): the operator's owner mark. */
   annotations?: Record<string, string>;
+  /** Endpoints created with the branch, in the same request (`BranchCreateRequestEndpointOptions`). */
+  endpoints?: BranchEndpointOptions[];
+}
+
+/** What the create-branch body accepts of an endpoint: no name, pooler or disabled (those need a PATCH). */
+const branchEndpointFields = [
+  "type",
+  "autoscalingLimitMinCu",
+  "autoscalingLimitMaxCu",
+  "suspendTimeoutSeconds",
+  "provisioner",
+  "pgSettings",
+] as const satisfies readonly (keyof EndpointCreateSpec)[];
+
+export type BranchEndpointOptions = Pick<EndpointCreateSpec, (typeof branchEndpointFields)[number]>;
+
+/** The part of an endpoint's create the create-branch body accepts (the rest is a PATCH after). */
+export function branchEndpointOptions(spec: EndpointCreateSpec): BranchEndpointOptions {
+  const given = branchEndpointFields.filter((field) => spec[field] !== undefined);
+  return Object.fromEntries(given.map((field) => [field, spec[field]])) as BranchEndpointOptions;
 }
 
 /** What may change on a branch (`BranchUpdateRequest.branch`); `expiresAt: null` removes the expiry. */
@@ -99,6 +119,7 @@ export interface BranchPatch {
 export function branchBody(spec: BranchCreateSpec | BranchPatch): {
   branch: Record<string, unknown>;
   annotation_value?: Record<string, string>;
+  endpoints?: Record<string, unknown>[];
 } {
   const wire: Record<string, unknown> = {
     parent_id: "parentId" in spec ? spec.parentId : undefined,
@@ -108,5 +129,10 @@ export function branchBody(spec: BranchCreateSpec | BranchPatch): {
   };
   for (const key of Object.keys(wire)) if (wire[key] === undefined) delete wire[key];
   const annotations = "annotations" in spec ? spec.annotations : undefined;
-  return annotations ? { branch: wire, annotation_value: annotations } : { branch: wire };
+  const endpoints = "endpoints" in spec ? spec.endpoints : undefined;
+  return {
+    branch: wire,
+    ...(annotations ? { annotation_value: annotations } : {}),
+    ...(endpoints?.length ? { endpoints: endpoints.map((e) => endpointBody(e).endpoint) } : {}),
+  };
 }

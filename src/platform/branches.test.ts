@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 import { databaseBody, restoreBody, roleBody } from "./branch-content-schemas.ts";
-import { branchBody } from "./branch-schemas.ts";
+import { branchBody, branchEndpointOptions } from "./branch-schemas.ts";
 import type { PlatformClient } from "./client.ts";
 import { BadRequestError, NotFoundError, UnprocessableError } from "./errors.ts";
 import type { Operation } from "./schemas.ts";
@@ -58,6 +58,22 @@ describe("the branch routes of the platform client (branches, their roles, datab
     for (const field of Object.keys(branchBody(full).branch)) expect(create).toHaveProperty(field);
     for (const field of Object.keys(branchBody({ name: "n", protected: false, expiresAt: null }).branch))
       expect(update).toHaveProperty(field);
+    // An endpoint created with the branch: exactly the fields `BranchCreateRequestEndpointOptions` has.
+    const options = schemas["BranchCreateRequestEndpointOptions"]!.properties!;
+    const endpoint = branchEndpointOptions({
+      branchId: "br-x",
+      name: "k8s-name",
+      type: "read_write",
+      autoscalingLimitMinCu: 0.25,
+      autoscalingLimitMaxCu: 1,
+      suspendTimeoutSeconds: 300,
+      poolerEnabled: true,
+      disabled: false,
+      provisioner: "k8s-neonvm",
+      pgSettings: { work_mem: "4MB" },
+    });
+    const sent = branchBody({ ...full, endpoints: [endpoint] }).endpoints ?? [];
+    expect(Object.keys(sent[0] ?? {}).sort()).toEqual(Object.keys(options).sort());
   });
 
   it("creates a branch from a parent, waits for its operation, changes and deletes it", async () => {

@@ -68,6 +68,20 @@ describe("operation durations", () => {
     expect(durations.expected([{ action: "start_compute" }])).toBe(1_950 * 0.8 + 2_050 * 0.2);
   });
 
+  it("learns a branch made with its endpoint (create_branch, then start_compute) by each one's own time", () => {
+    // Learned as the sum, the project's gate would hold its lock idle for the create_branch's time
+    // after every start of the branch's endpoint.
+    const durations = new OperationDurations();
+    durations.observeAll(
+      chain([
+        ["create_branch", 1_000],
+        ["start_compute", 2_000],
+      ]).reverse(),
+    );
+    expect(durations.expected([{ action: "create_branch" }])).toBe(1_000);
+    expect(durations.expected([{ action: "start_compute" }])).toBe(2_000);
+  });
+
   it("a chain's later operation seen before the earlier ones were learned counts from its creation", () => {
     const durations = new OperationDurations();
     const [, second] = chain([

@@ -45,7 +45,14 @@ export type {
   Operation,
   OperationStatus,
 } from "./schemas.ts";
-export type { Branch, BranchCreateSpec, BranchMutation, BranchPatch } from "./branch-schemas.ts";
+export type {
+  Branch,
+  BranchCreateSpec,
+  BranchEndpointOptions,
+  BranchMutation,
+  BranchPatch,
+} from "./branch-schemas.ts";
+export { branchEndpointOptions } from "./branch-schemas.ts";
 export type {
   DefaultEndpointSettings,
   Project as PlatformProject,

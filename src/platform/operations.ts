@@ -279,10 +279,11 @@ export class OperationsTracker {
     // Known only by id (the mutation gate's confirmation): always looked at.
     const known = (op: Operation | string): Operation | undefined => {
       if (typeof op === "string") return undefined;
-      if (isSettled(op)) return op;
       const seen = this.settled.get(op.id);
+      // As the list recorded it, which names its branch and endpoint (a copy from a resource's
+      // status does not): a chain that ended over two looks then settles its branch too.
       if (seen !== undefined && !(seen instanceof Error) && isSettled(seen)) return seen;
-      return undefined;
+      return isSettled(op) ? op : undefined;
     };
     const pending = operations.filter((op) => known(op) === undefined);
     for (const op of pending) remember(this.asked, idOf(op), now);

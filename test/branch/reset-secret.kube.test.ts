@@ -2,20 +2,19 @@
 // comes back (re-created by the Branch) with a new password, a role the parent has comes back with
 // the parent's; either way, once the reset settles, a client connects with nothing but the
 // Secret's values, the password was read again (no reset), and the old password is refused.
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { branchController, type BranchObject } from "../../src/controllers/branch/index.ts";
 import {
   computeEndpointController,
   type ComputeEndpointObject,
 } from "../../src/controllers/computeendpoint/index.ts";
-import type { Secret } from "../../src/controllers/credentials.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
 import { endpoint } from "../computeendpoint/scenario.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
-import { branch, branches, condition, endpoints, ready, served } from "./scenario.ts";
+import * as scenario from "./scenario.ts";
+import { branch, branches, condition, endpoints, ready, served, whoAmI } from "./scenario.ts";
 
 let h: OperatorHarness;
 const passwords = new Set<string>();
@@ -28,15 +27,8 @@ const factory = together(
 const resetPassword = "POST /projects/:project_id/branches/:branch_id/roles/:role_name/reset_password";
 
 async function secretData(name: string): Promise<Record<string, string> | undefined> {
-  const out = await kubectl(["get", "secret", name, "-n", h.namespace, "-o", "json", "--ignore-not-found"]);
-  if (!out.trim()) return undefined;
-  const data = Object.fromEntries(
-    Object.entries((JSON.parse(out) as Secret).data ?? {}).map(([k, v]) => [
-      k,
-      Buffer.from(v, "base64").toString("utf8"),
-    ]),
-  );
-  if (data.PGPASSWORD) passwords.add(data.PGPASSWORD);
+  const data = await scenario.secretData(h.namespace, name);
+  if (data?.PGPASSWORD) passwords.add(data.PGPASSWORD);
   return data;
 }
 
@@ -48,19 +40,6 @@ function secretWith(name: string, check: (d: Record<string, string>) => boolean 
     },
     { what: `Secret ${name}`, intervalMs: 200, timeoutMs: 30_000 },
   );
-}
-
-/** Connects with a URL from the Secret, runs a query, and says as whom and where. */
-async function whoAmI(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-    const r = await client.query<{ who: string }>("select current_user || '@' || current_database() as who");
-    return r.rows[0]?.who ?? "";
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 async function annotate(plural: string, name: string, annotation: string): Promise<void> {

@@ -1,8 +1,11 @@
 // What the Branch scenarios share: a Branch manifest in the harness' project, and waiting for a
-// resource's Ready condition with a reason, for its current generation.
+// resource's Ready condition with a reason, for its current generation; a connection Secret's
+// data, and whom a connection URL from it connects as.
+import pg from "pg";
 import type { BranchObject } from "../../src/controllers/branch/index.ts";
 import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
-import { eventually } from "../support/kube.ts";
+import type { Secret } from "../../src/controllers/credentials.ts";
+import { eventually, kubectl } from "../support/kube.ts";
 import type { OperatorHarness } from "../support/operator.ts";
 
 export const branches = "branches.neoncloud.dev";
@@ -50,4 +53,30 @@ export const ready = <T extends Obj>(h: OperatorHarness, plural: string, name: s
 export function served(h: OperatorHarness, route: string): number {
   const counts = h.emulator.requestLog.counters().by_route[route] ?? {};
   return Object.values(counts).reduce((a, b) => a + b, 0);
+}
+
+/** A Secret's data, decoded; undefined while it does not exist. */
+export async function secretData(
+  namespace: string,
+  name: string,
+): Promise<Record<string, string> | undefined> {
+  const out = await kubectl(["get", "secret", name, "-n", namespace, "-o", "json", "--ignore-not-found"]);
+  if (!out.trim()) return undefined;
+  const data = (JSON.parse(out) as Secret).data ?? {};
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+  );
+}
+
+/** Connects with a URL from a Secret, runs a query, and says as whom and where (`user@database`). */
+export async function whoAmI(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    const r = await client.query<{ who: string }>("select current_user || '@' || current_database() as who");
+    return r.rows[0]?.who ?? "";
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

@@ -6,7 +6,7 @@ import { restoredFromParentAtAnnotation } from "../../api/group.ts";
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from "../../platform/index.ts";
 import { Delay, Problem, invalidSpec, notFound } from "../managed/errors.ts";
 import { lookUp, nextPoll } from "../managed/polling.ts";
-import type { Adapter, Answer, Pass, Verdict } from "../managed/types.ts";
+import type { Adapter, Answer, ChildCreate, Pass, Verdict } from "../managed/types.ts";
 import * as rules from "./plan.ts";
 
 type S = BranchStatus;
@@ -66,12 +66,12 @@ export class Branches implements Adapter<BranchSpec, S, Observed, rules.BranchSt
   }
 
   readonly id = (branch: Observed) => branch.id;
-  readonly markOf = rules.markOf;
+  readonly annotationsOf = (branch: Observed) => branch.annotations;
   readonly plan = rules.nextStep;
   readonly status = rules.branchStatus;
   readonly vanished = (pass: BrPass) => rules.vanished(pass.status, pass.now());
 
-  async create(pass: BrPass): Promise<Answer<Observed, S>> {
+  async create(pass: BrPass, child?: ChildCreate): Promise<Answer<Observed, S>> {
     const { spec, obj } = pass;
     const problem = rules.expiryProblem(spec.expiresAt, pass.now());
     if (problem) throw invalidSpec(problem);
@@ -84,7 +84,8 @@ export class Branches implements Adapter<BranchSpec, S, Observed, rules.BranchSt
         protected: spec.protected,
         expiresAt: rules.creationExpiry(spec, pass.now()),
         // The owner mark: whose it is after a lost answer or status, a restore, to other installations.
-        annotations: { [rules.ownerAnnotation]: pass.mark },
+        annotations: { [rules.ownerAnnotation]: pass.mark, ...child?.annotations },
+        ...(child?.body as object), // what the create makes for it (its endpoint)
       },
       pass.mutation(),
     );

@@ -3,6 +3,7 @@
 // plan (plan.ts); everything else is the managed layer's.
 import { BranchSpec, branchKind, type BranchStatus } from "../../api/branch.ts";
 import type { Controller, KubeObject } from "../../runtime/index.ts";
+import { computeEndpointManagedKind } from "../computeendpoint/index.ts";
 import { managedController } from "../managed/controller.ts";
 import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
@@ -54,6 +55,7 @@ function branchManagedKind(
       },
     ],
     projectMakers: [projectMaker],
+    children: () => [computeEndpointManagedKind(options)], // its create makes their endpoint (docs/branch.md)
     adapter: new Branches(options),
   };
 }

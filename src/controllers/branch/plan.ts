@@ -38,9 +38,7 @@ export type BranchContent = Required<Pick<BranchStatus, "roles" | "databases">>;
 /** A branch as found, with its roles and databases when this pass listed them. */
 export type ObservedBranch = Branch & { content?: BranchContent | undefined };
 
-/** The branch annotation that holds the owner mark of the resource that created it. */
-export const ownerAnnotation = "neoncloud.dev/owner";
-export const markOf = (branch: Branch) => branch.annotations?.[ownerAnnotation];
+export { ownerAnnotation, annotatedMark as markOf } from "../managed/installation.ts";
 
 /**
  * The spec's name, else the owner mark (known before the create, so a lost answer's branch is found

@@ -46,14 +46,18 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
     const { spec, obj, client } = pass;
     const id = spec.endpointId ?? pass.status.endpointId;
     const names = [pass.mark, legacyName(obj.metadata.uid ?? "")];
+    // Made with its Branch's create for this very resource (children.ts): the branch's read-write one.
+    const handed = (e: Endpoint) =>
+      !id && pass.handedOver && e.branchId === spec.branchId && e.type === "read_write";
     const match = (list: readonly Endpoint[]) =>
-      (id ? list.find((e) => e.id === id) : undefined) ?? list.find((e) => names.includes(e.name ?? ""));
+      (id ? list.find((e) => e.id === id) : undefined) ??
+      list.find((e) => names.includes(e.name ?? "") || handed(e));
     const found = match(
       await client.snapshot(spec.projectId, { maxAgeMs: observeMaxAge(obj, this.resyncMs) }),
     );
     // The snapshot may be as old as the resync period: an endpoint the user named (to adopt or
     // observe) and made outside the operator may be newer. A miss is believed only after a fresh list.
-    if (found || !spec.endpointId) return found;
+    if (found || !(spec.endpointId ?? pass.handedOver)) return found;
     return match(await client.snapshot(spec.projectId, { maxAgeMs: 0 }));
   }
 

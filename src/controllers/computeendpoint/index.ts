@@ -6,7 +6,7 @@ import {
   computeEndpointKind,
   type ComputeEndpointStatus,
 } from "../../api/computeendpoint.ts";
-import type { Endpoint } from "../../platform/index.ts";
+import { branchEndpointOptions, type Endpoint } from "../../platform/index.ts";
 import type { Controller, KubeObject } from "../../runtime/index.ts";
 import { branchResourceKind, type BranchObject } from "../branch/index.ts";
 import { configMapKind } from "../managed/connection-configmap.ts";
@@ -15,6 +15,7 @@ import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
 import { projectMaker, projectReferences } from "../project/index.ts";
 import { ComputeEndpoints, type ComputeEndpointObject } from "./adapter.ts";
+import { createSpec } from "./desired.ts";
 import type { Plan } from "./plan.ts";
 
 export type { ComputeEndpointObject } from "./adapter.ts";
@@ -25,7 +26,7 @@ export const computeEndpointFinalizer = "neoncloud.dev/computeendpoint";
 
 type S = ComputeEndpointStatus;
 
-function computeEndpointManagedKind(
+export function computeEndpointManagedKind(
   options: KindControllerOptions,
 ): ManagedKind<ComputeEndpointSpec, S, Endpoint, Plan> {
   return {
@@ -65,6 +66,13 @@ function computeEndpointManagedKind(
         id: (branch) => (branch as BranchObject).status?.branchId,
         fill: (spec, branchId) => ({ ...spec, branchId }),
         recorded: (status) => status.branchId,
+        // A Branch reset (or its readiness after one) changes the password its endpoints' Secrets hold.
+        wakeById: true,
+        // A read-write one is made with its Branch's create, with what the create-branch body takes.
+        along: (spec) =>
+          spec.type === "read_write" && {
+            endpoints: [branchEndpointOptions(createSpec({ ...spec, branchId: "" }, ""))],
+          },
       },
     ],
     projectMakers: [projectMaker],
@@ -82,26 +90,6 @@ export function computeEndpointController(
     options,
     create: create as ControllerFactory<KubeObject> | undefined,
     owns: [configMapKind],
-    // A Branch reset (or its readiness after one) changes the password its endpoints' Secrets
-    // hold: the endpoints on its branch by id are woken too (those naming it are, by reference).
-    watches: [
-      {
-        kind: branchResourceKind,
-        map: (b, primary) => branchKey(b).flatMap((key) => primary.byIndex(onBranch, key)),
-      },
-    ],
-    indexes: { [onBranch]: (obj) => branchKey(obj) },
   });
   return controller as unknown as Controller<ComputeEndpointObject>;
-}
-
-/** Index of the ComputeEndpoint cache: `namespace/branch-id` of the branch each endpoint is on. */
-const onBranch = "onBranch";
-
-/** `namespace/branch-id` of a Branch's branch, or of the branch an endpoint is on. */
-function branchKey(obj: KubeObject & { spec?: unknown; status?: unknown }): string[] {
-  const spec = obj.spec as { branchId?: string } | undefined;
-  const branchId =
-    (obj.kind === "Branch" ? undefined : spec?.branchId) ?? (obj.status as BranchObject["status"])?.branchId;
-  return branchId ? [`${obj.metadata.namespace ?? ""}/${branchId}`] : [];
 }

@@ -13,6 +13,7 @@ import {
 } from "../../runtime/index.ts";
 import { secretKind, type Secret } from "../credentials.ts";
 import type { ControllerFactory, KindControllerOptions } from "../options.ts";
+import { childIndex, parentsOf } from "./children.ts";
 import { grantWatches } from "./grants.ts";
 import { ownerMark } from "./installation.ts";
 import { claimsIndex, idClaim, marksIndex } from "./ownership.ts";
@@ -28,6 +29,9 @@ const projectIndex = "project";
 
 /** Index of the primary cache: `namespace/name` of each resource a reference names, per referenced kind. */
 const referenceIndex = (kind: ResourceKind): string => `reference:${kind.group}/${kind.kind}`;
+
+/** Index of the primary cache: `namespace/id` each resource recorded for a reference that wakes by id. */
+const recordedIndex = (kind: ResourceKind): string => `recorded:${kind.group}/${kind.kind}`;
 
 export interface ManagedControllerOptions<Spec, S extends ManagedStatus, Obj, St extends Step> {
   kind: ManagedKind<Spec, S, Obj, St>;
@@ -74,6 +78,27 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
     kind: refKind,
     map: (target, primary) => primary.byIndex(index, objectKey(target)),
   }));
+  // A reference that wakes by id: the referenced resource's changes wake the resources whose status
+  // recorded its platform id too, whether they name it or not (endpoints on a branch by id, whose
+  // Secrets a Branch reset concerns).
+  const byId = (kind.references ?? []).filter((r) => r.wakeById === true && r.recorded !== undefined);
+  const recordedIndexes = Object.fromEntries(
+    byId.map((r) => [
+      recordedIndex(r.kind),
+      (obj: KubeObject & { status?: unknown }): string[] => {
+        const id = r.recorded?.((obj.status ?? {}) as S);
+        return id === undefined ? [] : [`${obj.metadata.namespace ?? ""}/${id}`];
+      },
+    ]),
+  ) as Record<string, IndexFunc<ManagedObject<S>>>;
+  const recordedWatches: WatchSpec[] = byId.map((r) => ({
+    kind: r.kind,
+    map: (target, primary) => {
+      const id = r.id(target);
+      const key = `${target.metadata.namespace ?? ""}/${id ?? ""}`;
+      return id === undefined ? [] : primary.byIndex(recordedIndex(r.kind), key);
+    },
+  }));
   // A resource that makes a project (a Project) wakes the resources of its namespace acting in
   // that project: its project may be usable by them now (the grant check, reconciler.ts).
   const makerWatches: WatchSpec[] = (kind.projectMakers ?? []).map((maker) => ({
@@ -83,6 +108,10 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
       return id === undefined ? [] : primary.byIndex(projectIndex, `${made.metadata.namespace ?? ""}/${id}`);
     },
   }));
+  // Child kinds are watched for their cache only: the create reads it (children.ts); a change of
+  // theirs wakes nothing.
+  const children = kind.children?.() ?? [];
+  const childWatches: WatchSpec[] = children.map((child) => ({ kind: child.resource, map: () => [] }));
   const projectOf = (obj: KubeObject & { spec?: unknown; status?: unknown }): string[] => {
     const spec = parse(obj);
     const id = spec.success ? kind.projectOf?.(spec.data, (obj.status ?? {}) as S) : undefined;
@@ -116,6 +145,7 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
     indexes: {
       ...m.indexes,
       ...referenceIndexes,
+      ...recordedIndexes,
       [credentialsIndex]: credentialsSecret,
       ...(makerWatches.length > 0 ? { [projectIndex]: projectOf } : {}),
       [claimsIndex]: claims,
@@ -144,9 +174,22 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
       },
       // A CredentialsGrant or a namespace's labels that change may allow or refuse resources.
       ...(options.grants === false ? [] : grantWatches<ManagedObject<S>>()),
-      ...merged([...referenceWatches, ...makerWatches, ...(m.watches ?? [])]),
+      ...merged([
+        ...referenceWatches,
+        ...recordedWatches,
+        ...makerWatches,
+        ...childWatches,
+        ...(m.watches ?? []),
+      ]),
     ],
   });
+  // Each child kind's cache, indexed by the resource of this kind each of its resources names.
+  for (const child of children) {
+    const cache = controller.caches.find(
+      (i) => i.kind.group === child.resource.group && i.kind.plural === child.resource.plural,
+    );
+    cache?.addIndex(childIndex(child.resource), parentsOf(child, kind.resource));
+  }
   return { controller, reconciler };
 }
 

@@ -115,6 +115,17 @@ export function ownerMark(installationId: string, kind: string, namespace: strin
   return `k8s-${installationId}-${digest}`;
 }
 
+/**
+ * The annotation that holds the owner mark of the resource that created a platform object, where
+ * the platform keeps annotations (a branch's): `Adapter.annotationsOf` gives the layer the mark.
+ */
+export const ownerAnnotation = "neoncloud.dev/owner";
+
+/** The owner mark an object's annotations hold. */
+export const annotatedMark = (obj: {
+  annotations?: Record<string, string> | undefined;
+}): string | undefined => obj.annotations?.[ownerAnnotation];
+
 /** What a mark found on the platform says: an installation's resource, or nothing of ours. */
 export function parseOwnerMark(value: string): { installationId: string; digest: string } | undefined {
   const match = /^k8s-([0-9a-f]{8})-([0-9a-f]{16})$/.exec(value);

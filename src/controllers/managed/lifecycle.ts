@@ -11,6 +11,8 @@
 // then delete and come back until the platform no longer shows it.
 import { Action, type KubeObject } from "../../runtime/index.ts";
 import { NotFoundError } from "../../platform/index.ts";
+import { childToCreate, recoverChild } from "./children.ts";
+import { annotatedMark } from "./installation.ts";
 import { Connections } from "./connection.ts";
 import { Problem, notFound } from "./errors.ts";
 import { lastChange, statusOperations } from "./operations.ts";
@@ -71,9 +73,21 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
           `${kind.noun} ${recorded} was deleted outside; recreating it`,
         );
       }
-      return this.change(pass, w, createStep, "create", () => adapter.create(pass));
+      // A resource naming this one whose object the same request can make (children.ts).
+      const child = childToCreate(kind, pass);
+      return this.change(pass, w, createStep, "create", async () => {
+        const answer = await adapter.create(pass, child?.create);
+        if (!child) return answer;
+        const message = `${answer.message ?? createStep.message} ${child.message}`;
+        return { ...answer, status: { ...answer.status, ...child.status }, message };
+      });
     }
-    if (!observeOnly) this.checkOwner(pass, observed);
+    if (!observeOnly) {
+      this.checkOwner(pass, observed);
+      // What its create made for a child, when status lost it (children.ts).
+      const recovered = recoverChild(kind, pass, observed);
+      if (recovered) await pass.save(recovered);
+    }
     const step = observeOnly ? undefined : adapter.plan(pass, observed);
     if (step) return this.change(pass, w, step, step, () => adapter.apply(pass, step, observed));
 
@@ -209,7 +223,10 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step> 
   /** The other owner the object's mark names, if any (ownership.ts). */
   private owner(pass: Pass<Spec, Status>, observed: Obj) {
     const cache = pass.cache<KubeObject>(this.kind.resource);
-    return markedOwner(this.kind.adapter.markOf?.(observed), pass.mark, cache, pass.obj);
+    const { adapter } = this.kind;
+    const annotations = adapter.annotationsOf?.(observed);
+    const mark = adapter.markOf?.(observed) ?? (annotations && annotatedMark({ annotations }));
+    return markedOwner(mark, pass.mark, cache, pass.obj);
   }
 
   /**

@@ -25,6 +25,7 @@ import { Delay, Problem, describeFailure, errorAction, invalidSpec } from "./err
 import { grantsOf, type GrantRequest } from "./grants.ts";
 import { ownerMark } from "./installation.ts";
 import { Lifecycle } from "./lifecycle.ts";
+import { handedOver } from "./children.ts";
 import { resolveReferences, type Resolution } from "./references.ts";
 import { StatusWrite } from "./status-write.ts";
 import type { ManagedKind, ManagedObject, ManagedStatus, Pass, Reference, Step } from "./types.ts";
@@ -230,6 +231,7 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
       log: ctx.log,
       signal: ctx.signal,
       deleting,
+      handedOver: handedOver(this.kind, spec, w.obj, (kind) => ctx.cache(kind)),
       mark: ownerMark(
         this.installationId,
         this.kind.resource.kind,

@@ -83,6 +83,11 @@ export interface Pass<Spec, Status> {
   /** The resource is being deleted. */
   readonly deleting: boolean;
   /**
+   * A resource it names recorded that its create made this resource's platform object (a Branch's
+   * status.endpoint, managed/children.ts): that object is this resource's own, as if it created it.
+   */
+  readonly handedOver: boolean;
+  /**
    * The resource's owner mark (managed/installation.ts): written on the platform objects it
    * creates where the platform has a place for it, so the claim survives restarts and restores and
    * tells installations apart; also the name that finds an object whose create answer was lost.
@@ -159,6 +164,25 @@ export interface Reference<Spec, Status> {
   createOnly?: boolean;
   /** Where a resource being deleted finds the id when the referenced resource is gone. */
   recorded?(status: Status): string | undefined;
+  /**
+   * The referenced resource's changes wake also the resources whose status recorded its id
+   * (`recorded`), naming it or not (managed/controller.ts).
+   */
+  wakeById?: boolean;
+  /**
+   * What the referenced resource's create carries to make this resource's object in the same
+   * request, as fields of its create (undefined or false: it makes its own), where its kind lists this one in `children`
+   * (managed/children.ts): a Branch's create makes a ComputeEndpoint's read-write endpoint.
+   */
+  along?(spec: Spec): unknown;
+}
+
+/** What a create carries for a child made in the same request (managed/children.ts). */
+export interface ChildCreate {
+  /** For the created object's annotations: the child's owner mark. */
+  annotations: Record<string, string>;
+  /** Fields of the create for the child (`Reference.along`): the create-branch body's `endpoints`. */
+  body: unknown;
 }
 
 /**
@@ -186,12 +210,18 @@ export interface Adapter<Spec, Status, Obj, S extends Step> {
   /** The owner mark the object carries, where the platform keeps one (an endpoint's name). */
   markOf?(observed: Obj): string | undefined;
   /**
+   * The object's annotations, where the platform keeps them: the owner mark (`ownerAnnotation`,
+   * installation.ts) when the adapter has no `markOf`, and a child's (children.ts).
+   */
+  annotationsOf?(observed: Obj): Record<string, string> | undefined;
+  /**
    * The one change the object needs next, or undefined when it is as declared. Pure: decided
    * from the pass's spec, status, annotations and clock and the observed object. While the
    * resource is being deleted (`pass.deleting`), only what the deletion needs (unprotect).
    */
   plan(pass: Pass<Spec, Status>, observed: Obj): S | undefined;
-  create(pass: Pass<Spec, Status>): Promise<Answer<Obj, Status>>;
+  /** Creates it; with `child`, the object of a child resource too, in the same request. */
+  create(pass: Pass<Spec, Status>, child?: ChildCreate): Promise<Answer<Obj, Status>>;
   apply(pass: Pass<Spec, Status>, step: S, observed: Obj): Promise<Answer<Obj, Status>>;
   /** Deletes it; "gone" when the platform said it was gone already (a 204, a 404). */
   delete(pass: Pass<Spec, Status>, observed: Obj): Promise<Answer<Obj, Status> | "gone">;
@@ -251,5 +281,14 @@ export interface ManagedKind<Spec, Status extends ManagedStatus, Obj, S extends 
   references?: readonly Reference<Spec, Status>[];
   /** Kinds whose resources make the projects this one may act in (a Project's project). */
   projectMakers?: readonly ProjectMaker[];
+  /**
+   * Kinds whose object this one's create can make in the same request, for a resource naming this
+   * one (their reference with `along`): a Branch's ComputeEndpoints. A function: kinds import each other.
+   */
+  children?(): readonly AnyManagedKind[];
   adapter: Adapter<Spec, Status, Obj, S>;
 }
+
+/** A managed kind of any spec and status, as the layer sees another kind (`children`). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyManagedKind = ManagedKind<any, any, any, any>;
