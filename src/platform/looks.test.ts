@@ -67,9 +67,9 @@ describe("looking at a change alone in its project", () => {
         running,
         5_000,
       );
-    // Alone: when half of such have ended; never seen to finish: after a guessed second.
+    // Alone: when half of such have ended; never seen to finish: after a guessed 1.5 s.
     expect(firstLook({})).toBe(2_000);
-    expect(firstLook({ endedBy: () => undefined })).toBe(1_000);
+    expect(firstLook({ endedBy: () => undefined })).toBe(1_500);
     // The account's budget busy with other projects' changes: once, when all of such have ended;
     // unknown, on the poll grid (no guessing, each guess is a look).
     expect(firstLook({ storm: () => true })).toBe(2_500);

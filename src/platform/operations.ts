@@ -96,8 +96,13 @@ export class LockBelief {
   projectWide = true;
 }
 
-/** The due time of an operation whose action was never seen to finish (the mutation gate's guess too). */
-const unknownDurationMs = 1_000;
+/**
+ * An operation whose action was never seen to finish is looked at this long after its creation,
+ * then in steps as long: whatever its duration, a look comes at most this long after its end, and
+ * operations up to twice as long take two looks (a create in four requests). Steps of half its
+ * time so far, from a guessed second, took three looks for a 2 s operation.
+ */
+const unknownDurationMs = 1_500;
 
 /** A change alone in its project is looked at when half of such operations have ended, then when all have. */
 const loneShares = [0.5, 1];
@@ -684,10 +689,12 @@ export class OperationsTracker {
     }
     // Later than all such operations (or of unknown length): steps that grow with its lateness.
     const longest = this.endedBy([current], 1);
-    const late = longest === undefined ? ran : ran - longest;
-    if (longest === undefined && ran < unknownDurationMs)
-      return Math.max(listedAt + unknownDurationMs - ran, earliest);
-    return now + Math.min(Math.max(late / 2, this.minStepMs), poll);
+    if (longest === undefined) {
+      // Never seen to finish: on its steps of the guess from its start.
+      const next = listedAt - ran + unknownDurationMs * (Math.floor(ran / unknownDurationMs) + 1);
+      return Math.max(Math.min(next, now + poll), earliest);
+    }
+    return now + Math.min(Math.max((ran - longest) / 2, this.minStepMs), poll);
   }
 }
 
