@@ -100,7 +100,7 @@ interface State {
   turnMs: number;
   /** 423s in a row. */
   lockedInARow: number;
-  /** When a caller was last told to wait for its turn. */
+  /** When a caller was last told to wait for its turn behind another. */
   heldAt: number;
   /** `busyUntil` is a guess (their duration was unknown): a list confirms before a mutation probes. */
   guessed: boolean;
@@ -174,7 +174,7 @@ export class MutationGate {
     return [...this.p.waiting.values()].some((due) => due + ticketGraceMs > now);
   }
 
-  /** Whether a change waited for its turn within the last `ms` (the project in a storm, or just after one). */
+  /** Whether changes waited in line within the last `ms` (the project in a storm, or just after one). */
   heldWithin(ms: number): boolean {
     return this.holding() || this.now() - this.p.heldAt <= ms;
   }
@@ -400,7 +400,9 @@ export class MutationGate {
     }
     const retryAfterMs = Math.max(waitMs, 0) + ahead * p.turnMs + 10;
     p.waiting.set(ticket, now + retryAfterMs);
-    p.heldAt = now;
+    // A line: more than one change waits (one alone, handed back while its own last change runs,
+    // is a single change, looked at step by step).
+    if (p.waiting.size > 1) p.heldAt = now;
     // The message is what a resource's status shows: it stays the same while the wait goes on, so
     // waiting costs no status writes.
     return new ProjectBusyError(

@@ -102,7 +102,7 @@ describe("ends the project's lock proves", () => {
           {
             id: "shop",
             name: "shop",
-            branches: ["b1", "b2", "b3", "b4", "b5"].map((id) => ({ id, name: id })),
+            branches: ["b1", "b2", "b3", "b4", "b5", "b6"].map((id) => ({ id, name: id })),
           },
         ],
       },
@@ -126,10 +126,17 @@ describe("ends the project's lock proves", () => {
   it("a change accepted after waiting in line proves the earlier one ended: the look at the later one reads both, and wakes the earlier one's caller", async () => {
     await client.snapshot("shop");
     const first = await client.createEndpoint("shop", { branchId: "b1", type: "read_write" });
-    // The next create of the project waits for its turn (a line: a storm of the project), and goes
-    // when the first's operation should have ended.
-    const second = await asAController(() =>
-      client.createEndpoint("shop", { branchId: "b2", type: "read_write" }, { ticket: "ns/b" }),
+    // The next two creates of the project wait for their turn (a line: a storm of the project),
+    // each going when the one before should have ended.
+    const [, second] = await Promise.all(
+      [
+        ["b2", "ns/b"],
+        ["b6", "ns/c"],
+      ].map(([branchId, ticket]) =>
+        asAController(() =>
+          client.createEndpoint("shop", { branchId: branchId!, type: "read_write" }, { ticket }),
+        ),
+      ),
     );
     const before = await served();
     const endpointLists = await platform.served(LIST_ENDPOINTS);
@@ -140,8 +147,8 @@ describe("ends the project's lock proves", () => {
     const early = await client.waitForOperations("shop", fromStatus, { wake: () => woken++ });
     expect(early.state).toBe("running");
     expect(await served()).toEqual(before);
-    // ... the look at the later change reads how it ended, and wakes its caller once.
-    await client.waitForOperations("shop", second.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    // ... the look at the line's last change reads how it ended, and wakes its caller once.
+    await client.waitForOperations("shop", second!.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
     expect(woken).toBe(1);
     const lookedAtBoth = await served();
     const outcome = await client.waitForOperations("shop", fromStatus);
@@ -224,7 +231,7 @@ describe("proved ends while the project's changes wait for their turn", () => {
           {
             id: "shop",
             name: "shop",
-            branches: ["b1", "b2", "b3", "b4", "b5"].map((id) => ({ id, name: id })),
+            branches: ["b1", "b2", "b3", "b4", "b5", "b6"].map((id) => ({ id, name: id })),
           },
         ],
       },
