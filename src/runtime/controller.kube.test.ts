@@ -98,6 +98,26 @@ describe("controller on the real API server", () => {
     expect(caused).toBeLessThan(50);
   });
 
+  it("a reconcile told by something outside the cluster that what it waits on happened runs again at once, not at its requeue", async () => {
+    const ns = await createNamespace(client, "wake");
+    const reconciled: number[] = [];
+    let wake: (() => void) | undefined;
+    await run(ns, {
+      reconcile(_obj, ctx) {
+        reconciled.push(Date.now());
+        // Waiting on the platform: look again in a minute, unless woken before.
+        wake = () => ctx.wake();
+        return Promise.resolve(Action.requeueAfter(60_000));
+      },
+    });
+    await client.create(widgets, widget(ns, "waiting"));
+    await waitFor(() => reconciled.length === 1, "the first reconcile");
+    await sleep(200);
+    expect(reconciled).toHaveLength(1);
+    wake!();
+    await waitFor(() => reconciled.length === 2, "the reconcile the wake asked for");
+  });
+
   it("a reconcile that changes nothing writes nothing", async () => {
     const ns = await createNamespace(client, "noop");
     let reconciles = 0;
