@@ -154,6 +154,16 @@ describe("operation durations", () => {
     );
   });
 
+  it("one operation running alone (a single change) does not move the share: none ended before it", () => {
+    let now = 0;
+    const durations = new OperationDurations({ now: () => now });
+    durations.observe(finished("suspend_compute", 1_600));
+    const before = durations.endedBy([{ action: "suspend_compute" }], 1);
+    durations.started([{ id: "alone", action: "suspend_compute" }]);
+    now = 1_900;
+    expect(durations.endedBy([{ action: "suspend_compute" }], 1)).toBe(before);
+  });
+
   it("an action never seen to finish borrows the longest known one's share; none known, none borrowed", () => {
     const durations = new OperationDurations();
     expect(durations.borrowedEndedBy([{ action: "start_compute" }], 0.9)).toBeUndefined();

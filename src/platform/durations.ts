@@ -181,7 +181,7 @@ export class OperationDurations {
 
   /**
    * Times so far of the action's operations still running past the mean of those seen to finish,
-   * at most a quarter longer than it: one may have ended unseen (its project's next change not yet
+   * while several run at once, at most a quarter longer than it: one may have ended unseen (its project's next change not yet
    * accepted), and its time so far must not grow the others' waits without bound (a longer wait
    * of theirs would keep theirs running unseen longer).
    */
@@ -189,11 +189,15 @@ export class OperationDurations {
     const mean = seen.reduce((a, b) => a + b, 0) / seen.length;
     const now = this.now();
     const times: number[] = [];
+    let running = 0;
     for (const op of this.running.values()) {
+      if (op.action !== action) continue;
+      running++;
       const ms = now - op.at;
-      if (op.action === action && ms > mean) times.push(Math.min(ms, 1.25 * mean));
+      if (ms > mean) times.push(Math.min(ms, 1.25 * mean));
     }
-    return times;
+    // One alone (a single change, or a project's line) biases nothing: none ended before it.
+    return running > 1 ? times : [];
   }
 
   /**
