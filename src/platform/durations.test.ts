@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OperationDurations } from "./durations.ts";
+import { lookSpread, OperationDurations } from "./durations.ts";
 
 let branches = 0;
 /** A finished operation of a request of its own (each on a branch of its own). */
@@ -109,6 +109,12 @@ describe("operation durations", () => {
     expect(durations.endedBy([{ action: "start_compute" }], 0.5)).toBe(2_000);
     expect(durations.endedBy([{ action: "start_compute" }], 0.75)).toBe(2_300);
     expect(durations.endedBy([{ action: "start_compute" }], 1)).toBe(2_600);
+    // The look at a change alone in its project takes its tail less cautiously: 10%.
+    expect(durations.endedBy([{ action: "start_compute" }], 1, lookSpread)).toBe(2_400);
+    // A spread seen larger than that is kept: 1.5 and 2.5 s, mean 2 s, mean deviation 0.5 s.
+    durations.observe(finished("suspend_compute", 1_500));
+    durations.observe(finished("suspend_compute", 2_500));
+    expect(durations.endedBy([{ action: "suspend_compute" }], 1, lookSpread)).toBe(3_000);
   });
 
   it("from a few, a short first one does not pull the share below durations already seen", () => {

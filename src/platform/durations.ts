@@ -10,6 +10,7 @@
  * the first two. Its own time runs from the end of the one before it in its chain (same branch,
  * created with it) to its own end.
  */
+import { isSettled } from "./operations.ts";
 import type { Operation } from "./schemas.ts";
 
 /** Weight of the newest observation in the running averages. */
@@ -22,6 +23,16 @@ const recentSize = 64;
 const minSamplesForShares = 8;
 
 /**
+ * The least spread taken while few durations are known, as a share of the mean: a handful of
+ * samples says little about the tail. Where a guess too early costs a 423 and a turn (the
+ * mutation gate, a storm's one look), 15%; for the second look at a change alone in its project,
+ * where too early costs one more look and too late is the user's wait, 10% (a look at 1.3× the
+ * mean found a suspend of 2 s ± 25% ended 0.55 s before, at the median of bench:latency).
+ */
+export const cautiousSpread = 0.15;
+export const lookSpread = 0.1;
+
+/**
  * Operations created this close together on one branch came from one request (a chain): the
  * platform's timestamps have whole seconds, so a chain's operations share their second.
  */
@@ -32,6 +43,7 @@ const endsKept = 16;
 
 type Observed = Pick<Operation, "action" | "status" | "createdAt" | "updatedAt"> & {
   id?: string;
+  retryAt?: string | undefined;
   totalDurationMs?: number | undefined;
   branchId?: string | undefined;
   projectId?: string | undefined;
@@ -48,9 +60,6 @@ interface Typical {
   /** The latest durations, oldest first (at most `recentSize`). */
   recent: number[];
 }
-
-/** Statuses after which an operation runs no more. */
-const ENDED = new Set(["finished", "skipped", "error", "cancelled", "failed"]);
 
 /** Operations followed while they run at most (a bounded map: what it holds is only a correction). */
 const runningKept = 1_000;
@@ -91,7 +100,7 @@ export class OperationDurations {
    * operation's predecessor is known when its own time is worked out.
    */
   observeAll(operations: readonly Observed[]): void {
-    this.ended(operations.filter((op) => op.id !== undefined && ENDED.has(op.status)).map((op) => op.id!));
+    this.ended(operations.filter((op) => op.id !== undefined && isSettled(op)).map((op) => op.id!));
     const endOf = (op: Observed) => Date.parse(op.createdAt) + (op.totalDurationMs ?? 0);
     const finished = operations.filter((op) => op.status === "finished");
     for (const op of finished.sort((a, b) => endOf(a) - endOf(b))) this.observe(op);
@@ -156,7 +165,11 @@ export class OperationDurations {
    * mean: a handful of samples says little about the tail). Undefined while an action has never
    * been seen to finish.
    */
-  endedBy(operations: readonly Pick<Operation, "action">[], share: number): number | undefined {
+  endedBy(
+    operations: readonly Pick<Operation, "action">[],
+    share: number,
+    minSpread = cautiousSpread,
+  ): number | undefined {
     let total = 0;
     for (const op of operations) {
       const typical = this.typical.get(op.action);
@@ -169,10 +182,11 @@ export class OperationDurations {
         // first duration and follows slowly, so a short first one would release the gate early
         // for many turns (each a 423). Operations still running past that mean count at their
         // time so far: the first of a storm seen to finish are its quickest.
-        const times = [...typical.recent, ...this.longerThanSeen(op.action, typical.recent)];
+        const seenMean = typical.recent.reduce((a, b) => a + b, 0) / typical.recent.length;
+        const times = [...typical.recent, ...this.longerThanSeen(op.action, seenMean)];
         const mean = times.reduce((a, b) => a + b, 0) / times.length;
         const deviation = times.reduce((a, ms) => a + Math.abs(ms - mean), 0) / times.length;
-        const spread = Math.max(deviation, mean * 0.15);
+        const spread = Math.max(deviation, mean * minSpread);
         total += mean + spread * Math.max(0, 4 * share - 2);
       }
     }
@@ -181,12 +195,11 @@ export class OperationDurations {
 
   /**
    * Times so far of the action's operations still running past the mean of those seen to finish,
-   * while several run at once, at most a quarter longer than it: one may have ended unseen (its project's next change not yet
-   * accepted), and its time so far must not grow the others' waits without bound (a longer wait
-   * of theirs would keep theirs running unseen longer).
+   * while several run at once, at most a quarter longer than it: one may have ended unseen (its
+   * project's next change not yet accepted), and its time so far must not grow the others' waits
+   * without bound (a longer wait of theirs would keep theirs running unseen longer).
    */
-  private longerThanSeen(action: string, seen: readonly number[]): number[] {
-    const mean = seen.reduce((a, b) => a + b, 0) / seen.length;
+  private longerThanSeen(action: string, mean: number): number[] {
     const now = this.now();
     const times: number[] = [];
     let running = 0;
@@ -205,15 +218,19 @@ export class OperationDurations {
    * taken to last as long as the longest known one (operations of one platform take similar
    * times, far closer than a fixed guess). Undefined while no action at all is known.
    */
-  borrowedEndedBy(operations: readonly Pick<Operation, "action">[], share: number): number | undefined {
+  borrowedEndedBy(
+    operations: readonly Pick<Operation, "action">[],
+    share: number,
+    minSpread = cautiousSpread,
+  ): number | undefined {
     let longest: number | undefined;
     for (const action of this.typical.keys()) {
-      const ms = this.endedBy([{ action }], share);
+      const ms = this.endedBy([{ action }], share, minSpread);
       if (ms !== undefined && (longest === undefined || ms > longest)) longest = ms;
     }
     if (longest === undefined) return undefined;
     let total = 0;
-    for (const op of operations) total += this.endedBy([op], share) ?? longest;
+    for (const op of operations) total += this.endedBy([op], share, minSpread) ?? longest;
     return total;
   }
 

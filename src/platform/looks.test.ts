@@ -144,8 +144,12 @@ describe("ends the project's lock proves", () => {
     const fromStatus = first.operations.map((op) => ({ ...op, endpointId: undefined, branchId: undefined }));
     let woken = 0;
     // Proved ended, but in a storm not read on its own: answered as known, no request ...
-    const early = await client.waitForOperations("shop", fromStatus, { wake: () => woken++ });
+    // (asked twice, as a resource's reconciles do while its project's line waits: woken once)
+    const key = "computeendpoint/shop/a";
+    const early = await client.waitForOperations("shop", fromStatus, { wake: { key, call: () => woken++ } });
     expect(early.state).toBe("running");
+    const again = await client.waitForOperations("shop", fromStatus, { wake: { key, call: () => woken++ } });
+    expect(again.state).toBe("running");
     expect(await served()).toEqual(before);
     // ... the look at the line's last change reads how it ended, and wakes its caller once.
     await client.waitForOperations("shop", second!.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });

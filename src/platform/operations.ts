@@ -70,7 +70,11 @@ export interface OperationsTrackerOptions {
    * By when `share` (0..1) of operations like these have ended, from the start of the first (their
    * own times, one after another; durations.ts); undefined while unknown.
    */
-  endedBy?: (operations: readonly Operation[], share: number) => number | undefined;
+  /**
+   * By when `share` of such operations have ended; `lone` for the look at a change alone in its
+   * project, where a look too early costs only one more look (the tail is taken less cautiously).
+   */
+  endedBy?: (operations: readonly Operation[], share: number, lone?: boolean) => number | undefined;
   /** When the project's next change is expected to go (its mutation gate), while it holds changes back. */
   nextTurnAt?: () => number | undefined;
   /**
@@ -208,7 +212,11 @@ export class OperationsTracker {
   private readonly busy: () => boolean;
   private readonly storm: () => boolean;
   private readonly busyFactor: number;
-  private readonly endedBy: (operations: readonly Operation[], share: number) => number | undefined;
+  private readonly endedBy: (
+    operations: readonly Operation[],
+    share: number,
+    lone?: boolean,
+  ) => number | undefined;
   private readonly nextTurnAt: () => number | undefined;
   private readonly lock: LockBelief | undefined;
   private readonly observed: (operations: readonly Operation[], listedAt: number) => void;
@@ -238,8 +246,11 @@ export class OperationsTracker {
   private endedBeforeAt = Number.NEGATIVE_INFINITY;
   /** When the tracker began (this clock). */
   private readonly bornAt: number;
-  /** Callers to tell when a pass reads an operation they wait on as settled: id -> their wakes. */
-  private readonly waiters = new Map<string, Set<() => void>>();
+  /**
+   * Callers to tell when a pass reads an operation they wait on as settled: id -> their wakes by
+   * the caller's key (a resource that looks many times while it waits is woken once).
+   */
+  private readonly waiters = new Map<string, Map<string, () => void>>();
 
   constructor(projectId: string, options: OperationsTrackerOptions = {}) {
     this.projectId = projectId;
@@ -335,13 +346,14 @@ export class OperationsTracker {
   /**
    * Calls `wake` once, when a pass (whoever's) reads one of these operations as settled: a caller
    * answered from an earlier pass (its project busy, or not alone in it) then comes back for the
-   * outcome at once instead of at its next poll.
+   * outcome at once instead of at its next poll. A later call with the same `key` replaces the
+   * earlier wake (each reconcile of a resource brings a new one).
    */
-  whenSettled(ids: readonly string[], wake: () => void): void {
+  whenSettled(ids: readonly string[], wake: () => void, key: string): void {
     if (this.polling !== "batched") return;
     for (const id of ids) {
-      const wakes = this.waiters.get(id) ?? new Set<() => void>();
-      wakes.add(wake);
+      const wakes = this.waiters.get(id) ?? new Map<string, () => void>();
+      wakes.set(key, wake);
       remember(this.waiters, id, wakes);
     }
   }
@@ -597,13 +609,13 @@ export class OperationsTracker {
   }
 
   private wakeSettled(records: readonly Operation[]): void {
-    const wakes = new Set<() => void>();
+    const wakes = new Map<string, () => void>();
     for (const op of records) {
       if (!isSettled(op)) continue;
-      for (const wake of this.waiters.get(op.id) ?? []) wakes.add(wake);
+      for (const [key, wake] of this.waiters.get(op.id) ?? []) wakes.set(key, wake);
       this.waiters.delete(op.id);
     }
-    for (const wake of wakes) wake();
+    for (const wake of wakes.values()) wake();
   }
 
   /**
@@ -679,16 +691,16 @@ export class OperationsTracker {
         ? Math.max(0, current.totalDurationMs - startedAfter)
         : 0;
     const earliest = now + this.minStepMs;
-    const shares = this.storm() ? stormShares : loneShares;
-    for (const share of shares) {
-      const own = this.endedBy([current], share);
-      const after = rest.length > 0 ? this.endedBy(rest, share) : 0;
+    const lone = !this.storm();
+    for (const share of lone ? loneShares : stormShares) {
+      const own = this.endedBy([current], share, lone);
+      const after = rest.length > 0 ? this.endedBy(rest, share, lone) : 0;
       if (own === undefined || after === undefined) break;
       const at = listedAt + own + after - ran;
       if (at >= earliest) return at;
     }
     // Later than all such operations (or of unknown length): steps that grow with its lateness.
-    const longest = this.endedBy([current], 1);
+    const longest = this.endedBy([current], 1, lone);
     if (longest === undefined) {
       // Never seen to finish: on its steps of the guess from its start.
       const next = listedAt - ran + unknownDurationMs * (Math.floor(ran / unknownDurationMs) + 1);
@@ -747,9 +759,10 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /**
    * Called once when a later pass (anyone's) reads the still running operations as settled: the
-   * caller's requeue can then come early (batched polling only).
+   * caller's requeue can then come early (batched polling only). `key` names the caller (a
+   * resource): its later waits replace this one, so it is woken once.
    */
-  wake?: (() => void) | undefined;
+  wake?: { key: string; call: () => void } | undefined;
 }
 
 /**
@@ -774,7 +787,8 @@ export async function waitForOperations(
       if (options.wake)
         tracker.whenSettled(
           outcome.running.map((op) => op.id),
-          options.wake,
+          options.wake.call,
+          options.wake.key,
         );
     }
     if (outcome.state !== "running" || performance.now() + pollIntervalMs > deadline) return outcome;

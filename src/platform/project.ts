@@ -10,7 +10,7 @@
  */
 import type { RateBudget } from "./budget.ts";
 import type { Branch } from "./branch-schemas.ts";
-import type { OperationDurations } from "./durations.ts";
+import { cautiousSpread, lookSpread, type OperationDurations } from "./durations.ts";
 import { notApplied } from "./errors.ts";
 import { type GuessedEnds, MutationGate, type MutationGateOptions } from "./gate.ts";
 import {
@@ -127,7 +127,10 @@ export class Project {
         account.budget.waiting > 0 ||
         (this.gate?.heldWithin(stormTailMs) ?? false),
       // An action never seen to finish is taken to last as long as the known ones.
-      endedBy: (ops, share) => durations.endedBy(ops, share) ?? durations.borrowedEndedBy(ops, share),
+      endedBy: (ops, share, lone) => {
+        const spread = lone ? lookSpread : cautiousSpread;
+        return durations.endedBy(ops, share, spread) ?? durations.borrowedEndedBy(ops, share, spread);
+      },
       nextTurnAt: () => this.gate?.nextTurnAt(),
       lock: account.lock,
       observed: (operations, listedAt) => {

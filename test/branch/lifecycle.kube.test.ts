@@ -122,6 +122,26 @@ describe("Branch", () => {
     await gone(branches, "short-lived");
   });
 
+  it("refuses an expiry moved into the past after creation, naming the field, and keeps the branch's", async () => {
+    const first = { parent: { branchName: "dev" }, expiresAt: "2030-01-01T00:00:00Z" };
+    const obj = await h
+      .apply(branch("moved-back", first))
+      .then(() => ready<BranchObject>(branches, "moved-back"));
+    const patches = () => served(h, "PATCH /projects/:project_id/branches/:branch_id");
+    const before = patches();
+    await h.apply(branch("moved-back", { ...first, expiresAt: "2020-01-01T00:00:00Z" }));
+    const refused = await readyReason<BranchObject>(branches, "moved-back", "False", "InvalidSpec");
+    expect(condition(refused, "Ready")?.message).toContain(
+      "spec.expiresAt: 2020-01-01T00:00:00Z is not in the future",
+    );
+    // Nothing was sent: the branch keeps its expiry, and its status still shows it.
+    expect(patches()).toBe(before);
+    const onPlatform = (await platformBranches()).find((b) => b.id === obj.status?.branchId);
+    expect(Date.parse(onPlatform!.expiresAt!)).toBe(Date.parse("2030-01-01T00:00:00Z"));
+    expect(refused.status?.branchId).toBe(obj.status?.branchId);
+    await gone(branches, "moved-back");
+  });
+
   it("deletes the platform branch with the resource under deletionPolicy Delete", async () => {
     await h.apply(branch("doomed", { parent: { branchName: "feature" } }));
     const obj = await ready<BranchObject>(branches, "doomed");

@@ -154,4 +154,46 @@ describe("a Branch and the ComputeEndpoint naming it", () => {
     await deleted(branches, "later");
     expect(await onBranch(b.status?.branchId)).toEqual([]);
   });
+
+  it("another installation's endpoint made with its branch is refused to spec.endpointId: its mark is on the branch", async () => {
+    // As another client would: retried while the project is locked (423).
+    const outside = <T>(act: () => Promise<T>) =>
+      eventually(() => act().catch(() => undefined), { what: "a change from outside the operator" });
+    const made = (annotations: Record<string, string>) =>
+      outside(() =>
+        h.platform.createBranch("proj-alpha", { annotations, endpoints: [{ type: "read_write" }] }),
+      );
+    const theirs = await made({ "neoncloud.dev/endpoint-owner": "k8s-ffffffff-0123456789abcdef" });
+    const unmarked = await made({});
+    const adopt = (name: string, b: typeof theirs) =>
+      h.apply(
+        computeEndpoint(name, {
+          branchId: b.branch.id,
+          endpointId: b.endpoints[0]?.id,
+          computeUnits: { min: 2 },
+        }),
+      );
+    const requests = await counting(async () => {
+      await adopt("theirs", theirs);
+      const refused = await scenario.readyReason(h, endpoints, "theirs", "False", "AlreadyManaged");
+      expect(refused.status?.conditions?.find((c) => c.type === "Ready")?.message).toContain(
+        "another installation of the operator",
+      );
+      // The same endpoint on a branch without the mark is adopted (and resized) as usual.
+      await adopt("unmarked", unmarked);
+      await ready<ComputeEndpointObject>(endpoints, "unmarked");
+    });
+    expect(requests).toEqual({ [postBranch]: 0, [postEndpoint]: 0, [patchEndpoint]: 1 });
+    const [ours] = await onBranch(theirs.branch.id);
+    expect(ours).toMatchObject({
+      id: theirs.endpoints[0]?.id,
+      autoscalingLimitMinCu: theirs.endpoints[0]?.autoscalingLimitMinCu,
+    });
+    // Deleting the refused resource leaves the other installation's endpoint alone.
+    await deleted(endpoints, "theirs");
+    expect((await onBranch(theirs.branch.id)).map((e) => e.id)).toEqual([theirs.endpoints[0]?.id]);
+    await deleted(endpoints, "unmarked");
+    for (const b of [theirs, unmarked])
+      await outside(() => h.platform.deleteBranch("proj-alpha", b.branch.id));
+  });
 });

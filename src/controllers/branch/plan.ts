@@ -112,7 +112,8 @@ export function nextStep(pass: BrPass, branch: ObservedBranch): BranchStep | und
   const restore = usable(branch) ? restoreRequested(asked, pass.status) : undefined;
   if (restore !== undefined) return refused("RestoreRefused", restoreStep(branch, restore));
   const patch = plan(spec, branch, pass.mark, pass.now());
-  if (patch) return update(patch);
+  const late = patch?.expiresAt ? expiryProblem(patch.expiresAt, pass.now()) : undefined; // the platform refuses it
+  if (patch) return late ? refused("InvalidSpec", { problem: late }) : update(patch);
   return branch.content && refused("InvalidSpec", contentStep(spec, branch.content, branch.id));
 }
 

@@ -16,6 +16,7 @@ import {
 import { objectKey, type KubeObject } from "../../runtime/index.ts";
 import { branchResets } from "../branch/resets.ts";
 import { branchResourceKind, type BranchObject } from "../branch/index.ts";
+import { childOwnerAnnotation } from "../managed/children.ts";
 import { Delay, Problem, notFound } from "../managed/errors.ts";
 import { observeInterval, observeMaxAge } from "../managed/polling.ts";
 import type { Adapter, Answer, ConnectionDetails, Pass, Verdict } from "../managed/types.ts";
@@ -24,13 +25,15 @@ import { plan, type Plan } from "./plan.ts";
 
 type S = ComputeEndpointStatus;
 type CePass = Pass<ComputeEndpointSpec, S>;
+/** An endpoint as found; `branchMark`: the owner mark its branch carries for it (one made with it). */
+export type ObservedEndpoint = Endpoint & { branchMark?: string };
 
 export interface ComputeEndpointObject extends KubeObject {
   spec: ComputeEndpointSpec;
   status?: ComputeEndpointStatus;
 }
 
-export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoint, Plan> {
+export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, ObservedEndpoint, Plan> {
   private readonly resyncMs: number;
 
   constructor(resyncMs: number) {
@@ -42,7 +45,7 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
    * gave the endpoint on creation (which finds it after a lost create answer, a lost status, or a
    * restore that recreated the resource).
    */
-  async find(pass: CePass): Promise<Endpoint | undefined> {
+  async find(pass: CePass): Promise<ObservedEndpoint | undefined> {
     const { spec, obj, client } = pass;
     const id = spec.endpointId ?? pass.status.endpointId;
     const names = [pass.mark, legacyName(obj.metadata.uid ?? "")];
@@ -57,12 +60,24 @@ export class ComputeEndpoints implements Adapter<ComputeEndpointSpec, S, Endpoin
     );
     // The snapshot may be as old as the resync period: an endpoint the user named (to adopt or
     // observe) and made outside the operator may be newer. A miss is believed only after a fresh list.
-    if (found || !(spec.endpointId ?? pass.handedOver)) return found;
-    return match(await client.snapshot(spec.projectId, { maxAgeMs: 0 }));
+    if (found || !(spec.endpointId ?? pass.handedOver)) return this.withBranchMark(pass, found);
+    return this.withBranchMark(pass, match(await client.snapshot(spec.projectId, { maxAgeMs: 0 })));
+  }
+
+  /**
+   * An endpoint to adopt without a name may have been made with its branch's create, whose owner
+   * mark is then on the branch (managed/children.ts): read before adopting, so another
+   * installation's is refused like one marked in its name (docs/security.md).
+   */
+  private async withBranchMark(pass: CePass, e: Endpoint | undefined): Promise<ObservedEndpoint | undefined> {
+    const adopting = pass.spec.endpointId !== undefined && pass.status.endpointId === undefined;
+    if (!adopting || !e || e.name !== undefined || e.type !== "read_write") return e;
+    const branch = (await pass.client.branchSnapshot(pass.spec.projectId)).find((b) => b.id === e.branchId);
+    return { ...e, branchMark: branch?.annotations?.[childOwnerAnnotation({ noun: "endpoint" })] };
   }
 
   readonly id = (endpoint: Endpoint) => endpoint.id;
-  readonly markOf = (endpoint: Endpoint) => endpoint.name;
+  readonly markOf = (endpoint: ObservedEndpoint) => endpoint.name ?? endpoint.branchMark;
 
   plan(pass: CePass, endpoint: Endpoint): Plan | undefined {
     if (pass.deleting) return undefined;

@@ -6,7 +6,7 @@ import {
   computeEndpointKind,
   type ComputeEndpointStatus,
 } from "../../api/computeendpoint.ts";
-import { branchEndpointOptions, type Endpoint } from "../../platform/index.ts";
+import { branchEndpointOptions } from "../../platform/index.ts";
 import type { Controller, KubeObject } from "../../runtime/index.ts";
 import { branchResourceKind, type BranchObject } from "../branch/index.ts";
 import { configMapKind } from "../managed/connection-configmap.ts";
@@ -14,7 +14,7 @@ import { managedController } from "../managed/controller.ts";
 import type { ManagedKind } from "../managed/types.ts";
 import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
 import { projectMaker, projectReferences } from "../project/index.ts";
-import { ComputeEndpoints, type ComputeEndpointObject } from "./adapter.ts";
+import { ComputeEndpoints, type ComputeEndpointObject, type ObservedEndpoint } from "./adapter.ts";
 import { createSpec } from "./desired.ts";
 import type { Plan } from "./plan.ts";
 
@@ -28,7 +28,7 @@ type S = ComputeEndpointStatus;
 
 export function computeEndpointManagedKind(
   options: KindControllerOptions,
-): ManagedKind<ComputeEndpointSpec, S, Endpoint, Plan> {
+): ManagedKind<ComputeEndpointSpec, S, ObservedEndpoint, Plan> {
   return {
     resource: { ...computeEndpointResourceKind, apiVersion: computeEndpointKind.apiVersion },
     finalizer: computeEndpointFinalizer,

@@ -28,29 +28,23 @@ export function plan(
   const starting = { action: "Start", reason: "Starting" } as const;
   // Nothing of ours is running (operations were waited for), so a start failed or was lost.
   if (endpoint.currentState === "init") {
-    return {
-      ...starting,
-      change: "start",
-      why: "never-started",
-      message: "the endpoint never started; starting it",
-    };
+    const message = "the endpoint never started; starting it";
+    return { ...starting, change: "start", why: "never-started", message };
   }
   const patch = difference(spec, endpoint);
   if (Object.keys(patch).length > 0) {
-    const moves = patch.branchId !== undefined;
+    const [moves, restarts] = [patch.branchId !== undefined, restartsEndpoint(patch)];
+    const drops = restarts ? " (a new compute size restarts the endpoint and drops its connections)" : "";
     return {
       action: "Update",
       reason: "Updating",
       event: moves ? "Moving" : "Updating",
       message: moves
         ? `moving endpoint ${endpoint.id} to branch ${patch.branchId}`
-        : `updating ${Object.keys(patch).join(", ")}` +
-          (restartsEndpoint(patch)
-            ? " (a new compute size restarts the endpoint and drops its connections)"
-            : ""),
+        : `updating ${Object.keys(patch).join(", ")}${drops}`,
       change: "update",
       patch,
-      restarts: restartsEndpoint(patch),
+      restarts,
       moves,
     };
   }

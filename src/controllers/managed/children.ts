@@ -33,7 +33,8 @@ export interface MadeFor {
 }
 
 /** The annotation of the parent's platform object that holds the child's owner mark. */
-export const childOwnerAnnotation = (child: AnyManagedKind): string => `neoncloud.dev/${child.noun}-owner`;
+export const childOwnerAnnotation = (child: Pick<AnyManagedKind, "noun">): string =>
+  `neoncloud.dev/${child.noun}-owner`;
 
 /** Index of a child kind's cache in the parent's controller: `namespace/name` of the parent each names. */
 export const childIndex = (child: ResourceKind): string => `children:${child.group}/${child.kind}`;

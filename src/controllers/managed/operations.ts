@@ -92,7 +92,7 @@ export async function lastChange<Status extends ManagedStatus>(
   ended.operations = before;
   if (!operationsRunning(before)) return undefined;
   const outcome = await pass.client.waitForOperations(projectId, trackedOperations(before ?? [], projectId), {
-    wake: () => pass.wake(),
+    wake: { key: pass.mark, call: () => pass.wake() },
   });
   const operations = statusOperations(outcome.operations);
   ended.operations = operations;
