@@ -26,8 +26,8 @@ const minSamplesForShares = 8;
  * The least spread taken while few durations are known, as a share of the mean: a handful of
  * samples says little about the tail. Where a guess too early costs a 423 and a turn (the
  * mutation gate, a storm's one look), 15%; for the second look at a change alone in its project,
- * where too early costs one more look and too late is the user's wait, 10% (a look at 1.3× the
- * mean found a suspend of 2 s ± 25% ended 0.55 s before, at the median of bench:latency).
+ * where too early costs one more look and too late is the user's wait, 10% (at 15% that look
+ * came at 1.3× the mean, and saw a lone suspend of 2 s ± 25% 0.55 s after its end at the median).
  */
 export const cautiousSpread = 0.15;
 export const lookSpread = 0.1;

@@ -68,11 +68,9 @@ export interface OperationsTrackerOptions {
   busyFactor?: number;
   /**
    * By when `share` (0..1) of operations like these have ended, from the start of the first (their
-   * own times, one after another; durations.ts); undefined while unknown.
-   */
-  /**
-   * By when `share` of such operations have ended; `lone` for the look at a change alone in its
-   * project, where a look too early costs only one more look (the tail is taken less cautiously).
+   * own times, one after another; durations.ts); undefined while unknown. `lone` for the look at a
+   * change alone in its project, where a look too early costs only one more look (the tail is
+   * taken less cautiously).
    */
   endedBy?: (operations: readonly Operation[], share: number, lone?: boolean) => number | undefined;
   /** When the project's next change is expected to go (its mutation gate), while it holds changes back. */
