@@ -167,6 +167,27 @@ describe("safe for many teams", () => {
     expect(still?.autoscalingLimitMinCu).toBe(1);
   });
 
+  it("team-b cannot take over an endpoint team-a's Branch made in its create, by its id", async () => {
+    await teamA.apply(endpoint("preview-db", { branchRef: { name: "preview" } }));
+    await until(teamA, "computeendpoint", "preview-db", "False", "WaitingForReference");
+    await teamA.apply(branch("preview", { parent: { branchId: "br-dev" } }));
+    const b = await until(teamA, "branch", "preview", "True");
+    const theirs = await until(teamA, "computeendpoint", "preview-db", "True");
+    const id = theirs.status?.endpointId ?? "";
+    const onPlatform = async () => (await platform.listEndpoints("proj-alpha")).find((e) => e.id === id);
+    // Made with the branch: no name of its own; its owner mark is on the branch.
+    expect(await onPlatform()).toMatchObject({ branchId: b.status?.branchId, name: undefined });
+    const before = emulator.requestLog.latest().length;
+    await teamB.apply(
+      endpoint("grab-preview", { branchId: b.status?.branchId, endpointId: id, computeUnits: { min: 4 } }),
+    );
+    const refused = await until(teamB, "computeendpoint", "grab-preview", "False", "AlreadyManaged");
+    expect(ready(refused)?.message).toContain("a resource in another namespace");
+    await teamB.kubectl(["delete", "computeendpoint", "grab-preview", "--timeout=60s"]);
+    expect(mutationsSince(before, id)).toEqual([]);
+    expect((await onPlatform())?.autoscalingLimitMinCu).toBe(1);
+  });
+
   it("team-b cannot take over team-a's branch by its name, nor reset it", async () => {
     const theirs = await read(teamA, "branch", "staging");
     const before = emulator.requestLog.latest().length;
