@@ -344,14 +344,14 @@ export class OperationsTracker {
   /**
    * Calls `wake` once, when a pass (whoever's) reads one of these operations as settled: a caller
    * answered from an earlier pass (its project busy, or not alone in it) then comes back for the
-   * outcome at once instead of at its next poll. A later call with the same `key` replaces the
+   * outcome at once instead of at its next poll. A later call with the same key replaces the
    * earlier wake (each reconcile of a resource brings a new one).
    */
-  whenSettled(ids: readonly string[], wake: () => void, key: string): void {
+  whenSettled(ids: readonly string[], wake: Waker): void {
     if (this.polling !== "batched") return;
     for (const id of ids) {
       const wakes = this.waiters.get(id) ?? new Map<string, () => void>();
-      wakes.set(key, wake);
+      wakes.set(wake.key, wake.call);
       remember(this.waiters, id, wakes);
     }
   }
@@ -760,7 +760,13 @@ export interface WaitOptions {
    * caller's requeue can then come early (batched polling only). `key` names the caller (a
    * resource): its later waits replace this one, so it is woken once.
    */
-  wake?: { key: string; call: () => void } | undefined;
+  wake?: Waker | undefined;
+}
+
+/** Who to wake (a resource, by its key) and how. */
+export interface Waker {
+  key: string;
+  call: () => void;
 }
 
 /**
@@ -785,8 +791,7 @@ export async function waitForOperations(
       if (options.wake)
         tracker.whenSettled(
           outcome.running.map((op) => op.id),
-          options.wake.call,
-          options.wake.key,
+          options.wake,
         );
     }
     if (outcome.state !== "running" || performance.now() + pollIntervalMs > deadline) return outcome;
