@@ -5,7 +5,7 @@
 // deploy/base, deploy/operator and the Helm chart; the chart's copies of the
 // alerts and dashboard components; deploy/operator's workload, rendered from the
 // chart's templates (with helm, built once from the Go module proxy); and the
-// sizes of the controllers in docs/controllers.md.
+// failure table of the controllers in docs/controllers.md.
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { crdFileName, kinds } from "../src/api/index.ts";
@@ -14,7 +14,7 @@ import { buildHelm } from "../test/support/helm.ts";
 import { renderFromChart } from "./deploy-from-chart.ts";
 import { renderCrdYaml } from "../src/api/kind.ts";
 import { referenceFileName, renderReference } from "../src/api/reference.ts";
-import { controllersDoc, withSizes } from "./controller-sizes.ts";
+import { controllersDoc, withFailureTables } from "./controllers-doc.ts";
 
 const root = join(import.meta.dirname, "..");
 const targets = [
@@ -65,6 +65,6 @@ for (const [path, text] of Object.entries(await renderFromChart(await buildHelm(
   process.stdout.write(`wrote ${file}\n`);
 }
 
-// The sizes of the managed layer and each kind in docs/controllers.md.
-await writeFile(controllersDoc, await withSizes(await readFile(controllersDoc, "utf8")));
+// What each failure means, in docs/controllers.md.
+await writeFile(controllersDoc, await withFailureTables(await readFile(controllersDoc, "utf8")));
 process.stdout.write(`wrote ${controllersDoc}\n`);

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { secretKind } from "../src/controllers/credentials.ts";
+import { secretKind } from "../src/controllers/managed/credentials.ts";
 import { KubeClient } from "../src/runtime/index.ts";
 import { startEmulator } from "../tools/emulator/index.ts";
 import { startLab } from "./bench/lab.ts";

@@ -3,14 +3,12 @@
 import { readFileSync } from "node:fs";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { OperatorConfig } from "./config.ts";
-import { apiKeyController } from "./controllers/apikey/index.ts";
-import { branchController } from "./controllers/branch/index.ts";
-import { computeEndpointController } from "./controllers/computeendpoint/index.ts";
-import { PlatformAccess, parseDefaultCredentials } from "./controllers/credentials.ts";
-import { credentialsGrantResource, namespaceResource } from "./controllers/managed/grants.ts";
+import { credentialsGrantResource, namespaceResource } from "./controllers/access/grants.ts";
+import { PlatformAccess } from "./controllers/access/platform-access.ts";
+import { parseDefaultCredentials } from "./controllers/managed/credentials.ts";
 import { installationId } from "./controllers/managed/installation.ts";
-import { projectController } from "./controllers/project/index.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
+import { kindControllers } from "./controllers/registry.ts";
 import { registerOperatorMetrics } from "./metrics.ts";
 import {
   KubeApiError,
@@ -85,12 +83,7 @@ export async function startOperator(
     pollIntervalMs,
   };
   // Metrics only read each controller's queue and caches, never hand it objects.
-  controllers.push(
-    computeEndpointController(options, (o) => manager.controller(o)) as unknown as Controller<KubeObject>,
-    apiKeyController(options, (o) => manager.controller(o)),
-    branchController(options, (o) => manager.controller(o)) as unknown as Controller<KubeObject>,
-    projectController(options, (o) => manager.controller(o)) as unknown as Controller<KubeObject>,
-  );
+  controllers.push(...kindControllers(options, (o) => manager.controller(o)));
   await manager.start();
   log.info(
     {

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
-import { credentialsSecretLabels } from "../../src/controllers/credentials.ts";
+import { credentialsSecretLabels } from "../../src/controllers/managed/credentials.ts";
 import { startControlPlane, type ControlPlane } from "../../tools/sandbox/controlplane.ts";
 import { buildOperator, type OperatorBuild } from "./operator-build.ts";
 

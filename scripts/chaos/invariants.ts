@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/apikey/index.ts";
 import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint/index.ts";
-import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
+import { secretKind, type Secret } from "../../src/controllers/managed/credentials.ts";
 import type { KubeClient } from "../../src/runtime/index.ts";
 import type { ChaosPlatform, PlatformEndpoint } from "./platform.ts";
 import { persist, type EndpointObject, type Workload } from "./workload.ts";

@@ -9,8 +9,8 @@ import { join, resolve } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import * as prettier from "prettier";
 import { credentialsGrant } from "../../src/api/grant.ts";
-import { credentialsSecretLabels, secretKind } from "../../src/controllers/credentials.ts";
-import { credentialsGrantResource } from "../../src/controllers/managed/grants.ts";
+import { credentialsSecretLabels, secretKind } from "../../src/controllers/managed/credentials.ts";
+import { credentialsGrantResource } from "../../src/controllers/access/grants.ts";
 import {
   baseline,
   chaosGrantLabel,

@@ -6,7 +6,7 @@
 // owner mark): no second endpoint, no key left live in nobody's hands.
 import { apiKeyResourceKind, type ApiKeyObject } from "../../src/controllers/apikey/index.ts";
 import { computeEndpointResourceKind } from "../../src/controllers/computeendpoint/index.ts";
-import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
+import { secretKind, type Secret } from "../../src/controllers/managed/credentials.ts";
 import { ContentType, type KubeClient, type KubeObject, type ResourceKind } from "../../src/runtime/index.ts";
 import { campaign, flowsWithRestores, type CampaignResult, type Chaos } from "./campaigns.ts";
 import { persist, type Workload } from "./workload.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlatformClient } from "./client.ts";
-import { BadRequestError, NotFoundError, ResponseValidationError, UnprocessableError } from "./errors.ts";
+import { BadRequestError, NotFoundError, ResponseValidationError } from "./errors.ts";
 import type { Operation } from "./schemas.ts";
 import { generousBudget, startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
 import { startScriptedServer } from "../../test/support/platform/scripted-server.ts";
@@ -77,7 +77,7 @@ describe("the platform client speaks every route the operator needs", () => {
     expect(deleted?.endpoint.id).toBe(id);
     const gone = await client.getEndpoint("shop", id).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(NotFoundError);
-    expect(gone).toMatchObject({ status: 404, retryable: false, terminal: false });
+    expect(gone).toMatchObject({ status: 404 });
     // Every request carries an X-Request-ID; the platform echoes it, so an error names the request.
     const requestId = (gone as NotFoundError).requestId;
     expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -106,16 +106,12 @@ describe("the platform client speaks every route the operator needs", () => {
     expect(revoked).toMatchObject({ id: created.id, revoked: true });
   });
 
-  it("marks a spec the platform rejects as terminal: the spec must change", async () => {
+  it("reports a spec the platform rejects as its 400, naming the field", async () => {
     const error = await client
       .createEndpoint("shop", { branchId: "br-qa", type: "read_write", autoscalingLimitMinCu: 0.1 })
       .catch((e: unknown) => e);
-    expect([BadRequestError, UnprocessableError].some((type) => error instanceof type)).toBe(true);
-    expect(error).toMatchObject({
-      terminal: true,
-      retryable: false,
-      route: "POST /projects/{project_id}/endpoints",
-    });
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error).toMatchObject({ status: 400, route: "POST /projects/{project_id}/endpoints" });
     expect((error as Error).message).toContain("autoscaling_limit_min_cu");
   });
 });
@@ -134,7 +130,7 @@ describe("a response that breaks the contract", () => {
     try {
       const error = await client.listEndpoints("p").catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ResponseValidationError);
-      expect(error).toMatchObject({ route: "GET /projects/{project_id}/endpoints", retryable: false });
+      expect(error).toMatchObject({ route: "GET /projects/{project_id}/endpoints" });
       expect((error as Error).message).toContain('field "endpoints.0.host"');
       expect((error as Error).message).not.toContain("brand_new_field");
     } finally {

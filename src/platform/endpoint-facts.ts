@@ -28,3 +28,11 @@ export function pooledHost(endpoint: Pick<Endpoint, "id" | "host">): string {
     ? `${endpoint.id}-pooler${endpoint.host.slice(endpoint.id.length)}`
     : endpoint.host.replace(/^([^.]+)/, "$1-pooler");
 }
+
+/**
+ * The platform's `suspend_timeout_seconds` for an autosuspend delay: -1 never suspends; a delay is
+ * whole seconds.
+ */
+export function suspendTimeoutSeconds(delayMs: number | "never"): number {
+  return delayMs === "never" ? -1 : Math.round(delayMs / 1000);
+}

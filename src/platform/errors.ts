@@ -1,8 +1,9 @@
 /**
- * Errors of the platform client. The controller runtime classifies a thrown error by its shape
- * (`retryable`, `retryAfterMs`, `terminal`), never by its class, so every error carries all three.
- * None of them ever holds the API key: messages come from the platform or from this client, and
- * are passed through `redactSecret` before they are stored.
+ * Errors of the platform client. They state facts only: what the platform answered (the HTTP
+ * status, its code and message, a retry hint), or that no answer came. What a fact means for a
+ * resource is decided once, by the controllers (src/controllers/refusals.ts). None of them ever
+ * holds the API key: messages come from the platform or from this client, and are passed through
+ * `redactSecret` before they are stored.
  */
 
 export interface PlatformErrorDetails {
@@ -23,10 +24,6 @@ export class PlatformError extends Error {
   readonly code: string;
   readonly requestId: string | undefined;
   readonly route: string;
-  /** Whether the same call may succeed later without changing anything. */
-  readonly retryable: boolean = false;
-  /** True when the spec itself must change: retrying the same request cannot help. */
-  readonly terminal: boolean = false;
   /** When to try again, if the platform or the rate budget said so. */
   readonly retryAfterMs: number | undefined;
 
@@ -41,10 +38,8 @@ export class PlatformError extends Error {
   }
 }
 
-/** 400: the request is malformed for the platform; the spec must change. */
-export class BadRequestError extends PlatformError {
-  override readonly terminal = true;
-}
+/** 400: the request is malformed for the platform. */
+export class BadRequestError extends PlatformError {}
 
 /** 401: the key is missing, invalid or revoked. Retrying with the same key cannot help. */
 export class UnauthorizedError extends PlatformError {}
@@ -66,9 +61,7 @@ export class ConflictError extends PlatformError {}
 export class UnprocessableError extends PlatformError {}
 
 /** 423: the project has conflicting operations running; safe to retry later. */
-export class LockedError extends PlatformError {
-  override readonly retryable = true;
-}
+export class LockedError extends PlatformError {}
 
 /**
  * The project has operations running, so the client held a mutation back instead of sending it
@@ -76,9 +69,6 @@ export class LockedError extends PlatformError {
  * expected to have finished. `cause` is the 423 when the platform itself answered so.
  */
 export class ProjectBusyError extends PlatformError {
-  override readonly retryable = true;
-  /** Not a failure: the runtime retries after `retryAfterMs` without a Warning event. */
-  readonly waiting = true;
   /** The project whose operations are running. */
   readonly projectId: string;
   constructor(message: string, details: PlatformErrorDetails & { projectId: string }) {
@@ -88,19 +78,13 @@ export class ProjectBusyError extends PlatformError {
 }
 
 /** 429: the account's rate limit was hit (or the client's own budget could not grant in time). */
-export class RateLimitedError extends PlatformError {
-  override readonly retryable = true;
-}
+export class RateLimitedError extends PlatformError {}
 
 /** 5xx. A 5xx answer to a mutation other than 503 is reported as OutcomeUnknownError instead. */
-export class ServerError extends PlatformError {
-  override readonly retryable = true;
-}
+export class ServerError extends PlatformError {}
 
 /** No HTTP response: connection refused, reset, timeout, DNS failure. */
-export class NetworkError extends PlatformError {
-  override readonly retryable = true;
-}
+export class NetworkError extends PlatformError {}
 
 /** The platform answered with a body that does not fit the contract. */
 export class ResponseValidationError extends PlatformError {}
@@ -110,9 +94,7 @@ export class ResponseValidationError extends PlatformError {}
  * The platform may or may not have applied it. It is never re-sent by the client: the caller
  * resolves it by observing (listing endpoints, keys, operations) before acting again.
  */
-export class OutcomeUnknownError extends PlatformError {
-  override readonly retryable = true;
-}
+export class OutcomeUnknownError extends PlatformError {}
 
 /** Replaces every occurrence of the secret in a text; used on every message an error stores. */
 export function redactSecret(text: string, secret: string | undefined): string {
@@ -150,10 +132,7 @@ export function errorClassForStatus(
  * 412 to `reveal_password`: the project does not store its roles' passwords, so the only way to
  * a password is a reset (which drops the role's live connections).
  */
-export class PasswordNotStoredError extends PlatformError {
-  /** Asking again cannot help: the project's setting, or a reset, must change something. */
-  override readonly terminal = true;
-}
+export class PasswordNotStoredError extends PlatformError {}
 
 /**
  * A refusal of the key itself (401, 403), not of the request: an answer to one key of an account

@@ -75,8 +75,6 @@ describe("when the platform misbehaves", () => {
     expect(error).toBeInstanceOf(LockedError);
     expect(error).toMatchObject({
       status: 423,
-      retryable: true,
-      terminal: false,
     });
     // The 423 storm outlasted the inline retries: the caller requeues after this long.
     expect((error as LockedError).retryAfterMs).toBeGreaterThan(0);
@@ -114,8 +112,6 @@ describe("when the platform misbehaves", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutcomeUnknownError);
     expect(error).toMatchObject({
-      retryable: true,
-      terminal: false,
       route: "POST /projects/{project_id}/endpoints",
     });
     expect((await platform.served(CREATE)) - before).toBe(1);
@@ -149,7 +145,7 @@ describe("when the platform misbehaves", () => {
       .createEndpoint("shop", { branchId: "b6", type: "read_write" })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitedError);
-    expect(error).toMatchObject({ status: 429, retryable: true });
+    expect(error).toMatchObject({ status: 429 });
     expect((error as RateLimitedError).retryAfterMs).toBeGreaterThan(0);
     expect((await platform.served(CREATE)) - before).toBe(3);
   });
@@ -195,8 +191,6 @@ describe("when the platform misbehaves", () => {
     expect(error).toBeInstanceOf(UnauthorizedError);
     expect(error).toMatchObject({
       status: 401,
-      retryable: false,
-      terminal: false,
       route: "GET /projects/{project_id}/endpoints",
     });
     expect((error as Error).message).toContain("401");
@@ -225,7 +219,7 @@ describe("when the platform is unreachable", () => {
     try {
       const read = await client.listEndpoints("shop").catch((e: unknown) => e);
       expect(read).toBeInstanceOf(NetworkError);
-      expect(read).toMatchObject({ code: "ECONNREFUSED", retryable: true });
+      expect(read).toMatchObject({ code: "ECONNREFUSED" });
       expect((read as NetworkError).retryAfterMs).toBeGreaterThan(0);
       const create = await client
         .createEndpoint("shop", { branchId: "b", type: "read_write" })
@@ -252,7 +246,7 @@ describe("a 429 that says when to come back", () => {
       const before = await platform.served("GET /api_keys");
       const error = await client.listApiKeys().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RateLimitedError);
-      expect(error).toMatchObject({ retryAfterMs: 30_000, retryable: true });
+      expect(error).toMatchObject({ retryAfterMs: 30_000 });
       expect((await platform.served("GET /api_keys")) - before).toBe(1);
     } finally {
       await client.close();
@@ -284,7 +278,7 @@ describe("a platform answer the emulator cannot give", () => {
     try {
       const error = await client.listApiKeys().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ServerError);
-      expect(error).toMatchObject({ status: 502, retryable: true });
+      expect(error).toMatchObject({ status: 502 });
       expect(server.received).toHaveLength(4);
     } finally {
       await client.close();

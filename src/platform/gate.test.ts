@@ -106,7 +106,7 @@ describe("the per-project mutation gate, against a project-wide lock", () => {
         .createEndpoint("wiki", { branchId: "wiki-b6", type: "read_write" }, { ticket: "ns/f" })
         .catch((e: unknown) => e);
       expect(held).toBeInstanceOf(ProjectBusyError);
-      expect(held).toMatchObject({ status: 423, retryable: true, terminal: false });
+      expect(held).toMatchObject({ status: 423 });
       expect((held as ProjectBusyError).retryAfterMs).toBeGreaterThan(0);
     } finally {
       await platform.setFaults({});

@@ -428,7 +428,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     this.awaitingApiServer.delete(key);
     if (policy.kind === "retryAfter") queue.addAfter(key, policy.ms);
-    else queue.addRateLimited(key, policy.kind === "backoff" ? policy.fromMs : undefined);
+    else if (policy.kind === "backoff") queue.addRateLimited(key, policy.fromMs, policy.maxMs);
+    else queue.addRateLimited(key);
   }
 
   /**

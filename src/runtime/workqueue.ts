@@ -119,12 +119,17 @@ export class WorkQueue<K = string> {
 
   /**
    * Requests a retry after the key's next backoff delay; `fromMs` starts this failure's doubling
-   * from a floor of its own (a refusal that lasts a while is not retried within milliseconds).
+   * from a floor of its own (a refusal that lasts a while is not retried within milliseconds), and
+   * `maxMs` bounds it (a refusal that waits for the world to change is looked at every so often).
    */
-  addRateLimited(key: K, fromMs?: number): void {
+  addRateLimited(key: K, fromMs?: number, maxMs?: number): void {
     const failures = this.failures.get(key) ?? 0;
     this.failures.set(key, failures + 1);
-    const options = fromMs === undefined ? this.options : { ...this.options, baseDelayMs: fromMs };
+    const options = {
+      ...this.options,
+      ...(fromMs === undefined ? {} : { baseDelayMs: fromMs }),
+      ...(maxMs === undefined ? {} : { maxDelayMs: maxMs }),
+    };
     this.addAfter(key, backoffDelay(failures, options));
   }
 

@@ -8,7 +8,7 @@
 // key value is in any log, Event or status.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiKeyObject } from "../../src/controllers/apikey/index.ts";
-import { decodeSecretValue, secretKind, type Secret } from "../../src/controllers/credentials.ts";
+import { decodeSecretValue, secretKind, type Secret } from "../../src/controllers/managed/credentials.ts";
 import { KubeClient, eventKind, type KubeObject } from "../../src/runtime/index.ts";
 import type { HeldRequest, ProxyRule } from "../support/api-proxy.ts";
 import { startCrashRig, type CrashRig, type RigScenario } from "../support/crash-rig.ts";

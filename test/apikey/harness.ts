@@ -6,16 +6,15 @@ import { apiKeyKind } from "../../src/api/index.ts";
 import {
   type ApiKeyObject,
   type ApiKeyTuning,
-  apiKeyController,
   apiKeyResourceKind,
 } from "../../src/controllers/apikey/index.ts";
 import {
-  PlatformAccess,
   credentialsSecretLabels,
   decodeSecretValue,
   secretKind,
   type Secret,
-} from "../../src/controllers/credentials.ts";
+} from "../../src/controllers/managed/credentials.ts";
+import { PlatformAccess } from "../../src/controllers/access/platform-access.ts";
 import type { KindControllerOptions } from "../../src/controllers/options.ts";
 import {
   fastRetry,
@@ -37,6 +36,7 @@ import type { ApiKey } from "../../src/platform/index.ts";
 import type { z } from "zod";
 import type { ApiKeySpec } from "../../src/api/apikey.ts";
 import { LogCapture } from "../support/operator.ts";
+import { apiKeyController } from "../../src/controllers/registry.ts";
 
 export const defaultCredentialsName = "neon-operator-credentials";
 

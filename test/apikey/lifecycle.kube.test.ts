@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubectl, eventually } from "../support/kube.ts";
 import { apiKeyResourceKind } from "../../src/controllers/apikey/index.ts";
-import { secretKind, type Secret } from "../../src/controllers/credentials.ts";
+import { secretKind, type Secret } from "../../src/controllers/managed/credentials.ts";
 import { credentialsSecretManifest } from "../support/credentials.ts";
 import { ContentType } from "../../src/runtime/index.ts";
 import {

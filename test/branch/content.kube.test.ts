@@ -3,11 +3,12 @@
 // database's owner does not exist, one restore per new annotation value (refused for a branch
 // without a parent), and the branch's own roles created again after the reset.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { branchController, type BranchObject } from "../../src/controllers/branch/index.ts";
+import { type BranchObject } from "../../src/controllers/branch/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import { branch, branches, condition, ready, readyReason, served } from "./scenario.ts";
+import { branchController } from "../../src/controllers/registry.ts";
 
 let h: OperatorHarness;
 

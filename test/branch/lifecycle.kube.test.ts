@@ -3,9 +3,7 @@
 // ComputeEndpoint that names its branch by a Branch resource waits for it, then runs on it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BranchObject } from "../../src/controllers/branch/index.ts";
-import { branchController } from "../../src/controllers/branch/index.ts";
 import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
-import { computeEndpointController } from "../../src/controllers/computeendpoint/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
 import { kubectl } from "../support/kube.ts";
@@ -13,6 +11,7 @@ import { ownerMarkIn } from "../support/marks.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import * as scenario from "./scenario.ts";
 import { branch, branches, condition, endpoints, served } from "./scenario.ts";
+import { branchController, computeEndpointController } from "../../src/controllers/registry.ts";
 
 let h: OperatorHarness;
 

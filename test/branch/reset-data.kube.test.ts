@@ -3,16 +3,14 @@
 // with nothing but the platform's connection URI.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { branchController, type BranchObject } from "../../src/controllers/branch/index.ts";
-import {
-  computeEndpointController,
-  type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint/index.ts";
+import { type BranchObject } from "../../src/controllers/branch/index.ts";
+import { type ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import { branch, branches, condition, endpoints, ready } from "./scenario.ts";
+import { branchController, computeEndpointController } from "../../src/controllers/registry.ts";
 
 let h: OperatorHarness;
 const clients: pg.Client[] = [];

@@ -3,11 +3,8 @@
 // the parent's; either way, once the reset settles, a client connects with nothing but the
 // Secret's values, the password was read again (no reset), and the old password is refused.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { branchController, type BranchObject } from "../../src/controllers/branch/index.ts";
-import {
-  computeEndpointController,
-  type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint/index.ts";
+import { type BranchObject } from "../../src/controllers/branch/index.ts";
+import { type ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
 import { endpoint } from "../computeendpoint/scenario.ts";
@@ -15,6 +12,7 @@ import { eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
 import * as scenario from "./scenario.ts";
 import { branch, branches, condition, endpoints, ready, served, whoAmI } from "./scenario.ts";
+import { branchController, computeEndpointController } from "../../src/controllers/registry.ts";
 
 let h: OperatorHarness;
 const passwords = new Set<string>();

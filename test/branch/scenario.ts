@@ -4,7 +4,7 @@
 import pg from "pg";
 import type { BranchObject } from "../../src/controllers/branch/index.ts";
 import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
-import type { Secret } from "../../src/controllers/credentials.ts";
+import type { Secret } from "../../src/controllers/managed/credentials.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import type { OperatorHarness } from "../support/operator.ts";
 

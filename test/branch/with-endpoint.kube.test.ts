@@ -5,9 +5,7 @@
 // ComputeEndpoint, or one applied after its Branch was created, makes its endpoint as before.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BranchObject } from "../../src/controllers/branch/index.ts";
-import { branchController } from "../../src/controllers/branch/index.ts";
 import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
-import { computeEndpointController } from "../../src/controllers/computeendpoint/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { together } from "../support/controllers.ts";
 import { eventually, kubectl } from "../support/kube.ts";
@@ -16,6 +14,7 @@ import { startOperatorHarness, type OperatorHarness } from "../support/operator.
 import { endpoint as computeEndpoint } from "../computeendpoint/scenario.ts";
 import * as scenario from "./scenario.ts";
 import { branch, branches, endpoints, served, whoAmI } from "./scenario.ts";
+import { branchController, computeEndpointController } from "../../src/controllers/registry.ts";
 
 let h: OperatorHarness;
 

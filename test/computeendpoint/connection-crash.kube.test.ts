@@ -3,7 +3,7 @@
 // resets again and writes the password the platform has.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
-import type { Secret } from "../../src/controllers/credentials.ts";
+import type { Secret } from "../../src/controllers/managed/credentials.ts";
 import { startCrashRig, type CrashRig } from "../support/crash-rig.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";

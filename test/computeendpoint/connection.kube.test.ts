@@ -3,7 +3,7 @@
 // reset only with consent, gone with the resource, and the password nowhere else.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Secret } from "../../src/controllers/credentials.ts";
+import type { Secret } from "../../src/controllers/managed/credentials.ts";
 import { eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, testSeed, type OperatorHarness } from "../support/operator.ts";
 import { condition, endpoint, factory, reader } from "./scenario.ts";

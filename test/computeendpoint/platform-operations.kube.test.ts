@@ -2,14 +2,12 @@
 // error, a project locked by someone else's change, and a DELETE of an endpoint already gone
 // answered 204. The resource reads as waiting where it waits, and fails only where the change did.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  computeEndpointController,
-  type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint/index.ts";
+import { type ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
 import { PlatformClient } from "../../src/platform/index.ts";
 import type { Condition, Controller, KubeObject } from "../../src/runtime/index.ts";
 import { eventsOf, eventually, kubectl } from "../support/kube.ts";
 import { startOperatorHarness, type OperatorHarness } from "../support/operator.ts";
+import { computeEndpointController } from "../../src/controllers/registry.ts";
 
 let h: OperatorHarness;
 const factory = (o: Parameters<typeof computeEndpointController>[0]) =>

@@ -1,12 +1,10 @@
 // What the ComputeEndpoint scenarios share: the controller factory for the harness, a manifest,
 // and reading a resource until it is Ready for its current generation.
-import {
-  computeEndpointController,
-  type ComputeEndpointObject,
-} from "../../src/controllers/computeendpoint/index.ts";
+import { type ComputeEndpointObject } from "../../src/controllers/computeendpoint/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import { eventually } from "../support/kube.ts";
 import type { OperatorHarness } from "../support/operator.ts";
+import { computeEndpointController } from "../../src/controllers/registry.ts";
 
 export const factory = (o: Parameters<typeof computeEndpointController>[0]) =>
   computeEndpointController(o) as unknown as Controller<KubeObject>;

@@ -186,16 +186,16 @@ describe("a Project", () => {
     const refused = await until(read("greedy"), "False", { reason: "RetentionAboveLimit" });
     expect(condition(refused, "Ready")?.message).toContain("at most 6h (21600 s)");
     expect(condition(refused, "Stalled")?.status).toBe("True");
-    // It waits for the spec to change: a few seconds later the platform was asked once.
+    // A plan may be raised: it is asked again, on a backoff from seconds to a minute, not in a loop.
     await new Promise((r) => setTimeout(r, 3_000));
-    expect(sent.sent((r) => r === "POST /projects")).toEqual(["POST /projects"]);
+    expect(sent.sent((r) => r === "POST /projects").length).toBeLessThanOrEqual(2);
 
     // Lowered to what the plan allows, it goes on by itself.
     await h.apply(project("greedy", { historyRetention: "6h" }));
     const created = await ready("greedy");
     expect(created.status?.historyRetentionSeconds).toBe(21_600);
     // Only one project was made of it.
-    expect(sent.sent((r) => r === "POST /projects")).toHaveLength(2);
+    expect(await h.platform.listProjects({ search: created.status?.name ?? "" })).toHaveLength(1);
   });
 
   it("adopts an existing project by id, changing only what the spec names", async () => {

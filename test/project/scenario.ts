@@ -1,13 +1,17 @@
 // What the Project scenarios share: the controllers a user of projects runs (Project, and the
 // Branch and ComputeEndpoint that adopt its defaults), manifests, reading a resource until it is in
 // the state a step waits for, and what the platform was sent since a moment.
-import { branchController } from "../../src/controllers/branch/index.ts";
-import { computeEndpointController } from "../../src/controllers/computeendpoint/index.ts";
-import { projectController, type ProjectObject } from "../../src/controllers/project/index.ts";
+
+import { type ProjectObject } from "../../src/controllers/project/index.ts";
 import type { Controller, KubeObject } from "../../src/runtime/index.ts";
 import type { Emulator } from "../../tools/emulator/index.ts";
 import { together } from "../support/controllers.ts";
 import { eventually } from "../support/kube.ts";
+import {
+  branchController,
+  computeEndpointController,
+  projectController,
+} from "../../src/controllers/registry.ts";
 
 export type { ProjectObject };
 

@@ -2,7 +2,7 @@
 // a namespace with an operator ServiceAccount (talking through the proxy), the
 // default credentials Secret, and the operator processes started and killed in
 // it. Every line any of them wrote is kept for the leak check.
-import { credentialsSecretLabels } from "../../src/controllers/credentials.ts";
+import { credentialsSecretLabels } from "../../src/controllers/managed/credentials.ts";
 import { expect } from "vitest";
 import { startApiProxy, type ApiProxy, type ProxyRule } from "./api-proxy.ts";
 import { adminKubeConfig, createNamespace, kubectl } from "./kube.ts";

@@ -2,7 +2,7 @@
 // (the operator reads no other Secret as a key), the key in stringData, applied
 // over stdin so the key is never on a command line, and server-side, so that no
 // kubectl last-applied annotation copies the key into the Secret's metadata.
-import { credentialsSecretLabels } from "../../src/controllers/credentials.ts";
+import { credentialsSecretLabels } from "../../src/controllers/managed/credentials.ts";
 import { kubectl } from "./kube.ts";
 
 export interface CredentialsSecret {

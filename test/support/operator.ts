@@ -4,7 +4,8 @@
 import { Writable } from "node:stream";
 import { pino, type Logger } from "pino";
 import { inject } from "vitest";
-import { PlatformAccess, credentialsSecretLabels } from "../../src/controllers/credentials.ts";
+import { credentialsSecretLabels } from "../../src/controllers/managed/credentials.ts";
+import { PlatformAccess } from "../../src/controllers/access/platform-access.ts";
 import { installationId } from "../../src/controllers/managed/installation.ts";
 import type { KindControllerOptions } from "../../src/controllers/options.ts";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../tools/emulator/index.ts";

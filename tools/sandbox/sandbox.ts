@@ -10,7 +10,7 @@ import { parseArgs, promisify } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { loadSeedFile, startEmulator } from "../../tools/emulator/index.ts";
 import { credentialsGrant } from "../../src/api/grant.ts";
-import { credentialsSecretLabels } from "../../src/controllers/credentials.ts";
+import { credentialsSecretLabels } from "../../src/controllers/managed/credentials.ts";
 import { startOperator } from "../../src/operator.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/runtime/index.ts";

@@ -1,14 +1,13 @@
-// The ApiKey adapter: a platform API key kept in a Secret, replaced when the Secret loses it,
+// The ApiKey's four verbs: a platform API key kept in a Secret, replaced when the Secret loses it,
 // rotated on schedule, revoked (or retained) with the resource. Keys have no operations; the
-// lifecycle is the managed layer's all the same: find the key's state, plan the one step due
-// (plan.ts), make it (a new key: issue.ts, crash-safe).
+// lifecycle is the managed layer's all the same: observe the key and the one step due (plan.ts),
+// create a key (issue.ts, crash-safe), update it, revoke it.
 import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
-import type { ApiKey } from "../../platform/index.ts";
+import { KeyListCache, type ApiKey, type PlatformClient } from "../../platform/index.ts";
 import { isControlledBy } from "../../runtime/index.ts";
-import { KeyListCache } from "../../platform/index.ts";
-import { secretKind, type Secret } from "../credentials.ts";
+import { secretKind, type Secret } from "../managed/credentials.ts";
+import type { Adapter, Answer, Observation, Verdict } from "../managed/kind.ts";
 import { adoptable, adoptSecret, deleteOwnedSecret, releaseSecret } from "../managed/owned-secret.ts";
-import type { Adapter, Answer, Verdict } from "../managed/types.ts";
 import { at, issueKey, recorded, revoke, type KeyPass } from "./issue.ts";
 import { dueSteps, keyOf, keyStep, rotationTime, storedKey, type Key, type KeyStep } from "./plan.ts";
 
@@ -29,7 +28,7 @@ export interface KeyState {
 const keyFields = ["keyId", "keyName", "keyFingerprint", "createdAt", "lastUsedAt", "lastUsedFromAddr"];
 const forgetCurrentKey: Partial<S> = Object.fromEntries(keyFields.map((field) => [field, undefined]));
 
-export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
+export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep, PlatformClient> {
   /** The account's key list: what is live, and usage figures at most `usageRefreshMs` old. */
   private readonly keys: KeyListCache;
   private readonly usageRefreshMs: number;
@@ -39,80 +38,75 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
     this.usageRefreshMs = usageRefreshMs;
   }
 
-  async find(pass: KeyPass): Promise<KeyState> {
-    const k = keyOf(pass);
-    const secret = await pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
-    const state = { secretName: k.secretName, secret };
-    const { keyId, pendingKeyName } = pass.status;
-    if (keyId !== undefined) return { ...state, listed: await this.listed(pass, keyId) };
-    if (pendingKeyName || !secret) return state;
-    // Status lost (a restore from a backup without status, an edit): the Secret says which key is
-    // ours. Issuing a new one instead would overwrite it and leave the old key live in nobody's hands.
-    const keys = await this.keys.fresh(pass.client);
-    const { key, fingerprint, restored } = held(pass, k, secret, keys);
-    if (!key || !fingerprint) return state;
-    const others = keys
-      .filter((other) => other.id !== key.id && k.gave(other.name))
-      .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || b.id - a.id);
-    return { ...state, recovery: { key, fingerprint, adopt: restored ? secret : undefined, others } };
-  }
-
-  id(state: KeyState): string {
-    return state.listed ? `${state.listed.name} (id ${state.listed.id})` : "key";
-  }
-
-  plan(pass: KeyPass, state: KeyState): KeyStep | undefined {
-    if (pass.deleting) return undefined;
-    if (state.recovery) return keyStep("recover");
+  /**
+   * The key the resource holds: the current one listed, or (status lost) the one its Secret holds
+   * under a name it gave. None: no key yet, an interrupted create to finish, or a key revoked
+   * elsewhere (the layer then creates one, with a Warning). While the resource is being deleted,
+   * whatever it may still hold (current, previous, pending keys, its Secret) is its object.
+   */
+  async observe(pass: KeyPass): Promise<Observation<KeyState, S, KeyStep>> {
+    const state = await this.find(pass);
     const { status } = pass;
-    if (status.keyId === undefined) return keyStep(status.pendingKeyName ? "resume" : "issue");
+    const exists = (next?: KeyStep) => ({
+      exists: true as const,
+      object: state,
+      id: status.keyId === undefined ? "(none)" : String(status.keyId),
+      status: this.status(state, pass),
+      ready: ready(state),
+      next,
+      lookAgainMs: this.lookAgainMs(pass),
+    });
+    if (pass.deleting) {
+      const holds = [status.keyId, status.previousKeyId, status.pendingKeyName, state.secret];
+      return holds.some((h) => h !== undefined) ? exists() : { exists: false };
+    }
+    if (state.recovery) return exists(keyStep("recover"));
+    if (status.keyId === undefined) return { exists: false };
     const seen = { secret: state.secret, listed: state.listed !== undefined, now: pass.now().getTime() };
     const [due] = dueSteps(status, { ...seen, intervalMs: keyOf(pass).intervalMs });
-    return due && keyStep(due);
+    if (due === "revoked-externally") return { exists: false };
+    return exists(due && keyStep(due));
   }
 
-  /** A first key (the layer creates only what it did not find; a key's state is always found). */
-  create(pass: KeyPass): Promise<Answer<KeyState, S>> {
-    return this.apply(pass, keyStep("issue"));
+  /**
+   * A first key, the create a crash interrupted, or a new one for a key revoked elsewhere (status
+   * forgets it first: a Secret never keeps a dead key).
+   */
+  async create(pass: KeyPass): Promise<Answer<S>> {
+    if (pass.status.keyId !== undefined) await pass.save(forgetCurrentKey);
+    return { message: await issueKey(pass, this.keys) };
   }
 
-  async apply(pass: KeyPass, step: KeyStep, state?: KeyState): Promise<Answer<KeyState, S>> {
+  async update(pass: KeyPass, step: KeyStep, state: KeyState): Promise<Answer<S>> {
     const { change, message } = step;
     const current = pass.status.keyId;
-    const answer = (note: string) => ({ operations: [], message: note });
+    const answer = (note: string) => ({ message: note });
     if (change === "recover")
-      return answer(state?.recovery ? await this.recover(pass, state.recovery) : message);
+      return answer(state.recovery ? await this.recover(pass, state.recovery) : message);
     // Grace is shorter than the interval: a previous key still here at a rotation is a late pass catching up.
     if (change === "revoke-previous" || change === "rotate") await this.revokePrevious(pass);
     if (change === "revoke-previous") return answer(message);
     if (change === "replace" && current !== undefined) {
       // The platform cannot show a key again: a Secret that lost it gets a new key, the old one revoked.
       await revoke(pass, current, "its Secret was deleted or altered");
-      const note = `Secret ${keyOf(pass).secretName} was ${state?.secret ? "altered" : "deleted"}; a key's value cannot be read back from the platform, so key id ${current} was revoked and a new key is issued`;
+      const note = `Secret ${keyOf(pass).secretName} was ${state.secret ? "altered" : "deleted"}; a key's value cannot be read back from the platform, so key id ${current} was revoked and a new key is issued`;
       pass.events.warning("SecretReplaced", "Replace", note);
-    } else if (change === "revoked-externally") {
-      // A key revoked behind our back (console, another tool) leaves a Secret holding a dead key.
-      const note = `key id ${current ?? ""} is no longer on the platform; issuing a new key`;
-      pass.events.warning("KeyRevokedExternally", "Replace", note);
-    }
-    if (current !== undefined && (change === "replace" || change === "revoked-externally")) {
       await pass.save(forgetCurrentKey);
     }
     return answer(await issueKey(pass, this.keys));
   }
 
-  /** Revokes every key of the resource; the Secret goes with them. */
+  /**
+   * Revokes every key of the resource, and its Secret goes with them; with deletionPolicy Retain,
+   * the one its Secret holds stays, and the Secret is released instead of deleted. Revocation takes
+   * effect at once: nothing is left to look for.
+   */
   async delete(pass: KeyPass): Promise<"gone"> {
-    await this.revokeAll(pass, false);
+    await this.revokeAll(pass, pass.spec.deletionPolicy === "Retain");
     return "gone";
   }
 
-  /** Retain: the current key and its Secret stay; the others are revoked all the same. */
-  async orphan(pass: KeyPass): Promise<void> {
-    await this.revokeAll(pass, true);
-  }
-
-  status({ listed, secretName }: KeyState, pass: KeyPass): Partial<S> {
+  private status({ listed, secretName }: KeyState, pass: KeyPass): Partial<S> {
     const { nextRotationAt, createdAt } = pass.status;
     return {
       createdAt: listed?.createdAt ?? createdAt,
@@ -123,16 +117,31 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep> {
     };
   }
 
-  ready(state: KeyState): Verdict {
-    return ["True", "KeyStored", `key ${this.id(state)} is in Secret ${state.secretName}`];
-  }
-
   /** Usage is refreshed now and then; a rotation or the end of a grace period comes on time. */
-  observeAfterMs(pass: KeyPass): number {
+  private lookAgainMs(pass: KeyPass): number {
     const now = pass.now().getTime();
     const next = rotationTime(pass.status.nextRotationAt, now, keyOf(pass).intervalMs);
     const due = [next, pass.status.previousKeyRevokeAt].filter((t) => t !== undefined);
     return Math.max(0, Math.min(this.usageRefreshMs, ...due.map((t) => Date.parse(t) - now)));
+  }
+
+  /** The key's state: its listing, its Secret, and what a lost status left to take back. */
+  private async find(pass: KeyPass): Promise<KeyState> {
+    const k = keyOf(pass);
+    const secret = await pass.kube.get<Secret>(secretKind, k.namespace, k.secretName);
+    const state = { secretName: k.secretName, secret };
+    const { keyId, pendingKeyName } = pass.status;
+    if (keyId !== undefined) return { ...state, listed: await this.listed(pass, keyId) };
+    if (pendingKeyName || !secret || pass.deleting) return state;
+    // Status lost (a restore from a backup without status, an edit): the Secret says which key is
+    // ours. Issuing a new one instead would overwrite it and leave the old key live in nobody's hands.
+    const keys = await this.keys.fresh(pass.client);
+    const { key, fingerprint, restored } = held(pass, k, secret, keys);
+    if (!key || !fingerprint) return state;
+    const others = keys
+      .filter((other) => other.id !== key.id && k.gave(other.name))
+      .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || b.id - a.id);
+    return { ...state, recovery: { key, fingerprint, adopt: restored ? secret : undefined, others } };
   }
 
   /**
@@ -223,4 +232,9 @@ function held(pass: KeyPass, k: Key, secret: Secret | undefined, keys: ApiKey[])
         (lost && controlled && k.gaveBeforeTokens(name))),
   );
   return { key, fingerprint: stored?.fingerprint, restored };
+}
+
+function ready(state: KeyState): Verdict {
+  const which = state.listed ? `${state.listed.name} (id ${state.listed.id})` : "key";
+  return ["True", "KeyStored", `key ${which} is in Secret ${state.secretName}`];
 }

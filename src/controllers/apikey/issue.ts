@@ -13,12 +13,13 @@
 import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
 import { NotFoundError, type ApiKey } from "../../platform/index.ts";
 import type { KeyListCache } from "../../platform/index.ts";
-import { credentialsSecretLabels, secretKind, type Secret } from "../credentials.ts";
+import type { PlatformClient } from "../../platform/index.ts";
+import { credentialsSecretLabels, secretKind, type Secret } from "../managed/credentials.ts";
+import type { Pass } from "../managed/kind.ts";
 import { checkOwnership, writeOwnedSecret } from "../managed/owned-secret.ts";
-import type { Pass } from "../managed/types.ts";
 import { keyFingerprint, keyOf, pendingKeyName, storedKey, type Key } from "./plan.ts";
 
-export type KeyPass = Pass<ApiKeySpec, ApiKeyStatus>;
+export type KeyPass = Pass<ApiKeySpec, ApiKeyStatus, PlatformClient>;
 
 /**
  * Makes a new key current and stores it; a current key already there (a rotation) becomes the

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApiKeyStatus } from "../../api/apikey.ts";
 import { dueSteps, keyFingerprint, keyToken, pendingKeyName, rotationTime } from "./plan.ts";
-import type { Secret } from "../credentials.ts";
+import type { Secret } from "../managed/credentials.ts";
 
 const value = "k".repeat(64);
 const now = Date.parse("2026-11-22T12:00:00Z");

@@ -5,14 +5,15 @@
 import { createHash, randomInt } from "node:crypto";
 import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
 import { parseDuration, type KubeObject } from "../../runtime/index.ts";
-import { decodeSecretValue, type Secret } from "../credentials.ts";
+import { decodeSecretValue, type Secret } from "../managed/credentials.ts";
+import type { Step } from "../managed/kind.ts";
 import type { Owner } from "../managed/owned-secret.ts";
-import type { Step } from "../managed/types.ts";
 
 /** What is due on a key that exists, in the order it is handled. */
 export type Due = "resume" | "replace" | "revoked-externally" | "revoke-previous" | "rotate";
 
-export type KeyStep = Step & { change: Due | "recover" | "issue" };
+/** A step on a key that exists (a key revoked elsewhere no longer does: the layer creates one). */
+export type KeyStep = Step & { change: Exclude<Due, "revoked-externally"> | "recover" | "issue" };
 
 export function dueSteps(
   status: ApiKeyStatus,
@@ -110,7 +111,6 @@ const words: Record<KeyStep["change"], [action: string, reason: string, event: s
   issue: ["Create", "CreatingKey", "KeyCreated", "creating a key"],
   resume: ["Create", "CreatingKey", "KeyCreated", "finishing a create"],
   replace: ["Replace", "ReplacingKey", "KeyCreated", "replacing the key"],
-  "revoked-externally": ["Replace", "ReplacingKey", "KeyCreated", "replacing a key revoked elsewhere"],
   "revoke-previous": ["Revoke", "RevokingKey", "KeyRevoked", "the rotation's grace period is over"],
   rotate: ["Rotate", "RotatingKey", "KeyRotated", "rotating the key"],
 };

@@ -1,13 +1,16 @@
-// Branch: a branch of a project, kept as its resource declares. The kind is its schema
-// (src/api/branch.ts), its policies and references below, and its adapter (adapter.ts) with its
-// plan (plan.ts); everything else is the managed layer's.
+// Branch: a branch of a project, created from its parent, kept as its resource declares. The kind
+// is its schema (src/api/branch.ts), its details and options below, and its four verbs
+// (adapter.ts) with its plan (plan.ts); everything else is the managed layer's. A ComputeEndpoint
+// naming it can ride along in its create: the registry adds that option (src/controllers/registry.ts).
 import { BranchSpec, branchKind, type BranchStatus } from "../../api/branch.ts";
-import type { Controller, KubeObject } from "../../runtime/index.ts";
-import { computeEndpointManagedKind } from "../computeendpoint/index.ts";
-import { managedController } from "../managed/controller.ts";
-import type { ManagedKind } from "../managed/types.ts";
-import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
-import { projectMaker, projectReferences } from "../project/index.ts";
+import type { PlatformClient } from "../../platform/index.ts";
+import type { KubeObject } from "../../runtime/index.ts";
+import { withGrants } from "../access/grants.ts";
+import { projectsMadeByProjects } from "../access/made-projects.ts";
+import { projectReferences } from "../links/project.ts";
+import { managed, withReferences, type Managed, type Option } from "../managed/features.ts";
+import { withOperations } from "../operations/waiting.ts";
+import { resourceKind, type KindControllerOptions } from "../options.ts";
 import { Branches } from "./adapter.ts";
 import type { BranchStep, ObservedBranch } from "./plan.ts";
 
@@ -20,26 +23,34 @@ export const branchResourceKind = resourceKind(branchKind);
 
 export const branchFinalizer = "neoncloud.dev/branch";
 
-function branchManagedKind(
+type S = BranchStatus;
+
+/** The Branch kind with its options (and any the registry adds). */
+export function branch(
   options: KindControllerOptions,
-): ManagedKind<BranchSpec, BranchStatus, ObservedBranch, BranchStep> {
-  return {
-    resource: { ...branchResourceKind, apiVersion: branchKind.apiVersion },
-    finalizer: branchFinalizer,
-    spec: BranchSpec,
-    noun: "branch",
-    reasonPrefix: "Branch",
-    access: (spec) => ({ projectId: spec.projectId }),
-    credentials: (spec) => spec.credentials,
-    managementPolicy: () => "Manage",
-    // An adopted branch is someone's before it is this resource's: kept unless the spec says Delete.
-    deletionPolicy: (spec) => spec.deletionPolicy ?? (spec.branchId ? "Orphan" : "Delete"),
-    adopts: (spec) => spec.branchId,
-    recorded: (status) => status.branchId,
-    projectOf: (spec) => spec.projectId,
-    references: [
+  ...more: Option<BranchSpec, S, PlatformClient>[]
+): Managed<BranchSpec, S, ObservedBranch, BranchStep, PlatformClient> {
+  return managed(
+    {
+      resource: { ...branchResourceKind, apiVersion: branchKind.apiVersion },
+      finalizer: branchFinalizer,
+      spec: BranchSpec,
+      noun: "branch",
+      reasonPrefix: "Branch",
+      idField: "spec.branchId",
+      policies: (spec) => ({
+        management: "Manage",
+        // An adopted branch is someone's before it is this resource's: kept unless the spec says Delete.
+        deletion: spec.deletionPolicy ?? (spec.branchId ? "Orphan" : "Delete"),
+        credentials: spec.credentials,
+        adopts: spec.branchId,
+      }),
+      recorded: (status) => status.branchId,
+      adapter: new Branches(options),
+    },
+    withReferences<BranchSpec, S, PlatformClient>(
       // A Project of the namespace: its project, and its default branch adopted (no second one).
-      ...projectReferences<BranchSpec, BranchStatus>(
+      ...projectReferences<BranchSpec, S>(
         { switch: "defaultBranch", on: (spec) => spec.projectRef?.defaultBranch === true },
         [["defaultBranchId", "branchId"]],
       ),
@@ -53,25 +64,12 @@ function branchManagedKind(
         fill: (spec, parentId) => ({ ...spec, parent: { branchId: parentId } }),
         createOnly: true,
       },
-    ],
-    projectMakers: [projectMaker],
-    children: () => [computeEndpointManagedKind(options)], // its create makes their endpoint (docs/branch.md)
-    adapter: new Branches(options),
-  };
-}
-
-/**
- * The Branch controller. `create` lets a Manager own it; by default it is a standalone
- * Controller (tests).
- */
-export function branchController(
-  options: KindControllerOptions,
-  create?: ControllerFactory<BranchObject>,
-): Controller<BranchObject> {
-  const { controller } = managedController({
-    kind: branchManagedKind(options),
-    options,
-    create: create as ControllerFactory<KubeObject> | undefined,
-  });
-  return controller as unknown as Controller<BranchObject>;
+    ),
+    withOperations<BranchSpec, S>((spec) => spec.projectId, options.pollIntervalMs ?? 5_000),
+    withGrants<BranchSpec, S>((spec) => ({ projectId: spec.projectId }), {
+      enabled: options.grants !== false,
+      madeBy: [projectsMadeByProjects],
+    }),
+    ...more,
+  );
 }

@@ -5,8 +5,8 @@ import type { BranchSpec, BranchStatus } from "../../api/branch.ts";
 import { restoredFromParentAtAnnotation as resetAnnotation } from "../../api/group.ts";
 import type { Branch, BranchPatch } from "../../platform/index.ts";
 import { parseDuration } from "../../runtime/index.ts";
-import { Problem } from "../managed/errors.ts";
-import type { Pass, Step } from "../managed/types.ts";
+import type { Step } from "../managed/kind.ts";
+import { Refusal, invalidSpec } from "../managed/refusal.ts";
 
 type Change =
   | { change: "restore"; restoredFromParentAt: string; parentId: string }
@@ -14,7 +14,15 @@ type Change =
   | { change: "createRole"; name: string }
   | { change: "createDatabase"; name: string; owner: string };
 export type BranchStep = Step & Change;
-type BrPass = Pass<BranchSpec, BranchStatus>;
+/** What the plan reads of a pass. */
+interface BrPass {
+  spec: BranchSpec;
+  status: BranchStatus;
+  obj: { metadata: { annotations?: Record<string, string> | undefined } };
+  deleting: boolean;
+  mark: string;
+  now(): Date;
+}
 
 /** Each change's event action and condition reason. */
 const words: Record<Change["change"], [action: string, reason: string]> = {
@@ -38,8 +46,6 @@ export type BranchContent = Required<Pick<BranchStatus, "roles" | "databases">>;
 /** A branch as found, with its roles and databases when this pass listed them. */
 export type ObservedBranch = Branch & { content?: BranchContent | undefined };
 
-export { ownerAnnotation, annotatedMark as markOf } from "../managed/installation.ts";
-
 /**
  * The spec's name, else the owner mark (known before the create, so a lost answer's branch is found
  * again); none for an adopted branch the spec does not rename.
@@ -62,7 +68,7 @@ export function expired(expiresAt: string | undefined, now: Date): boolean {
 export function creationExpiry(spec: BranchSpec, now: Date): string | undefined {
   if (spec.expiresAt !== undefined || spec.ttl === undefined) return spec.expiresAt;
   const ms = parseDuration(spec.ttl);
-  if (ms === undefined) throw new Error(`spec.ttl: "${spec.ttl}" is not a duration`);
+  if (ms === undefined) throw invalidSpec(`spec.ttl: "${spec.ttl}" is not a duration`);
   return new Date(Math.ceil((now.getTime() + ms) / 1000) * 1000).toISOString().replace(".000Z", "Z");
 }
 
@@ -104,7 +110,7 @@ export function nextStep(pass: BrPass, branch: ObservedBranch): BranchStep | und
     step({ change: "update", patch }, `updating ${Object.keys(patch).join(", ")} of branch ${branch.id}`);
   const refused = (reason: string, next: Next | undefined) => {
     if (!next || !("problem" in next)) return next;
-    throw new Problem(reason, next.problem, { retry: "onChange", status: branchStatus(branch, pass) });
+    throw new Refusal(reason, "spec", next.problem, { status: branchStatus(branch, pass) });
   };
   if (pass.deleting)
     return spec.protected === false && branch.protected ? update({ protected: false }) : undefined;
@@ -127,13 +133,12 @@ export function branchStatus(b: ObservedBranch, { spec }: { spec: BranchSpec }):
  * Why a branch this resource had is gone: the platform's expiry, or a deletion elsewhere. Never
  * recreated: a new branch would not hold the data that is gone, and would hide the loss.
  */
-export function vanished(status: BranchStatus, now: Date): Problem<BranchStatus> {
+export function vanished(status: BranchStatus, now: Date): Refusal<BranchStatus> {
   const [reason, what] = expired(status.expiresAt, now)
     ? ["Expired", `expired at ${status.expiresAt} and the platform deleted it`]
     : ["BranchDeleted", "was deleted outside the operator"];
   const message = `branch ${status.branchId ?? "(unknown)"} ${what}; it is not recreated, its data is gone`;
-  return new Problem(reason, `${message} (delete this resource, or re-create it for a new branch)`, {
-    retry: "onChange",
+  return new Refusal(reason, "spec", `${message} (delete this resource, or re-create it for a new branch)`, {
     status: { currentState: "deleted", pendingState: undefined, operations: undefined },
   });
 }

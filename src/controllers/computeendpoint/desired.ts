@@ -3,15 +3,20 @@
 // the rules (which changes restart an endpoint, what "never" means) sit in one
 // place, apart from any I/O.
 import type { ComputeEndpointSpec, ResolvedComputeEndpointSpec } from "../../api/computeendpoint.ts";
-import type { Endpoint, EndpointCreateSpec, EndpointPatch } from "../../platform/index.ts";
+import {
+  suspendTimeoutSeconds,
+  type Endpoint,
+  type EndpointCreateSpec,
+  type EndpointPatch,
+} from "../../platform/index.ts";
 import { parseDuration } from "../../runtime/index.ts";
+import { invalidSpec } from "../managed/refusal.ts";
 
-/** The platform's `suspend_timeout_seconds`: -1 never suspends. */
-export function suspendTimeoutSeconds(autosuspend: string): number {
-  if (autosuspend === "never") return -1;
-  const ms = parseDuration(autosuspend);
-  if (ms === undefined) throw new Error(`spec.autosuspend: "${autosuspend}" is not a duration`);
-  return Math.round(ms / 1000);
+/** spec.autosuspend as the platform's `suspend_timeout_seconds`. */
+function suspendTimeout(autosuspend: string): number {
+  const ms = autosuspend === "never" ? "never" : parseDuration(autosuspend);
+  if (ms === undefined) throw invalidSpec(`spec.autosuspend: "${autosuspend}" is not a duration`);
+  return suspendTimeoutSeconds(ms);
 }
 
 /** The name an earlier version gave the endpoints it created: `k8s-<uid>`, still known as the resource's own. */
@@ -26,7 +31,7 @@ function managedFields(spec: ComputeEndpointSpec): EndpointPatch {
     fields.autoscalingLimitMinCu = spec.computeUnits.min;
     fields.autoscalingLimitMaxCu = spec.computeUnits.max ?? spec.computeUnits.min;
   }
-  if (spec.autosuspend !== undefined) fields.suspendTimeoutSeconds = suspendTimeoutSeconds(spec.autosuspend);
+  if (spec.autosuspend !== undefined) fields.suspendTimeoutSeconds = suspendTimeout(spec.autosuspend);
   if (spec.pooler) {
     fields.poolerEnabled = spec.pooler.enabled;
     fields.poolerMode = spec.pooler.mode;

@@ -1,22 +1,30 @@
 // ComputeEndpoint: a compute endpoint of a branch, kept as its resource declares. The kind is its
-// schema (src/api/computeendpoint.ts), its policies and references below, and its adapter
+// schema (src/api/computeendpoint.ts), its details and options below, and its four verbs
 // (adapter.ts) with its plan (plan.ts); everything else is the managed layer's.
+import { branchKind, type BranchStatus } from "../../api/branch.ts";
+import { computeEndpointKind, type ComputeEndpointStatus } from "../../api/computeendpoint.ts";
+import { ComputeEndpointSpec } from "../../api/computeendpoint.ts";
+import { branchEndpointOptions, type PlatformClient } from "../../platform/index.ts";
+import type { KubeObject } from "../../runtime/index.ts";
+import { projectsMadeByProjects } from "../access/made-projects.ts";
+import { withGrants } from "../access/grants.ts";
+import { followBranchResets } from "../connection/branch-resets.ts";
+import { projectReferences } from "../links/project.ts";
+import { carriedChild, type CarriedChild } from "../managed/carried.ts";
 import {
-  ComputeEndpointSpec,
-  computeEndpointKind,
-  type ComputeEndpointStatus,
-} from "../../api/computeendpoint.ts";
-import { branchEndpointOptions } from "../../platform/index.ts";
-import type { Controller, KubeObject } from "../../runtime/index.ts";
-import { branchResourceKind, type BranchObject } from "../branch/index.ts";
-import { configMapKind } from "../managed/connection-configmap.ts";
-import { managedController } from "../managed/controller.ts";
-import type { ManagedKind } from "../managed/types.ts";
-import { resourceKind, type ControllerFactory, type KindControllerOptions } from "../options.ts";
-import { projectMaker, projectReferences } from "../project/index.ts";
-import { ComputeEndpoints, type ComputeEndpointObject, type ObservedEndpoint } from "./adapter.ts";
+  managed,
+  withClaims,
+  withConnectionPublishing,
+  withFollows,
+  withReferences,
+  type Managed,
+} from "../managed/features.ts";
+import { Refusal } from "../managed/refusal.ts";
+import type { Reference } from "../managed/references.ts";
+import { withOperations } from "../operations/waiting.ts";
+import { resourceKind, type KindControllerOptions } from "../options.ts";
+import { ComputeEndpoints, type EndpointStep, type ObservedEndpoint, type Spec } from "./adapter.ts";
 import { createSpec } from "./desired.ts";
-import type { Plan } from "./plan.ts";
 
 export type { ComputeEndpointObject } from "./adapter.ts";
 
@@ -26,70 +34,88 @@ export const computeEndpointFinalizer = "neoncloud.dev/computeendpoint";
 
 type S = ComputeEndpointStatus;
 
-export function computeEndpointManagedKind(
+const references: Reference<Spec, S>[] = [
+  // A Project of the namespace: its project, and its default endpoint adopted (no second one).
+  ...projectReferences<Spec, S>(
+    { switch: "defaultEndpoint", on: (spec) => spec.projectRef?.defaultEndpoint === true },
+    [
+      ["defaultBranchId", "branchId"],
+      ["defaultEndpointId", "endpointId"],
+    ],
+  ),
+  {
+    field: "spec.branchRef",
+    kind: resourceKind(branchKind),
+    name: (spec) => spec.branchRef?.name,
+    id: (branch) => (branch as KubeObject & { status?: BranchStatus }).status?.branchId,
+    fill: (spec, branchId) => ({ ...spec, branchId }),
+    recorded: (status) => status.branchId,
+    // A read-write one is made with its Branch's create, with what the create-branch body takes.
+    carried: {
+      body: (spec) =>
+        spec.type === "read_write"
+          ? { endpoints: [branchEndpointOptions(createSpec({ ...spec, branchId: "" }, ""))] }
+          : undefined,
+      handedOver: (spec) => ({ ...spec, madeWithBranch: true }),
+    },
+  },
+];
+
+/** The project a ComputeEndpoint acts in, once its references are resolved. */
+const projectOf = (spec: Spec) => spec.projectId;
+
+/** The ComputeEndpoint kind with its options. */
+export function computeEndpoint(
   options: KindControllerOptions,
-): ManagedKind<ComputeEndpointSpec, S, ObservedEndpoint, Plan> {
-  return {
-    resource: { ...computeEndpointResourceKind, apiVersion: computeEndpointKind.apiVersion },
-    finalizer: computeEndpointFinalizer,
-    spec: ComputeEndpointSpec,
-    noun: "endpoint",
-    reasonPrefix: "Endpoint",
-    access: (spec) => ({ projectId: spec.projectId }),
-    credentials: (spec) => spec.credentials,
-    managementPolicy: (spec) => spec.managementPolicy,
-    // An adopted endpoint is someone's before it is this resource's: kept unless the spec says Delete.
-    deletionPolicy: (spec) => spec.deletionPolicy ?? (spec.endpointId ? "Orphan" : "Delete"),
-    adopts: (spec) => spec.endpointId,
-    recorded: (status) => status.endpointId,
-    projectOf: (spec) => spec.projectId,
+): Managed<Spec, S, ObservedEndpoint, EndpointStep, PlatformClient> {
+  return managed(
+    {
+      resource: { ...computeEndpointResourceKind, apiVersion: computeEndpointKind.apiVersion },
+      finalizer: computeEndpointFinalizer,
+      spec: ComputeEndpointSpec,
+      noun: "endpoint",
+      reasonPrefix: "Endpoint",
+      idField: "spec.endpointId",
+      policies: (spec) => ({
+        management: spec.managementPolicy,
+        // An adopted endpoint is someone's before it is this resource's: kept unless the spec says Delete.
+        deletion: spec.deletionPolicy ?? (spec.endpointId ? "Orphan" : "Delete"),
+        credentials: spec.credentials,
+        adopts: spec.endpointId,
+      }),
+      recorded: (status) => status.endpointId,
+      adapter: new ComputeEndpoints(options.resyncPeriodMs ?? 600_000),
+    },
+    withReferences(...references),
+    // A Branch reset (or its readiness after one) changes the password the endpoint's Secret holds.
+    withFollows(followBranchResets<Spec, S>()),
     // A branch has one read-write endpoint: two resources must not both create it. A branchRef
     // claims the branch the endpoint is on once it has one. Branch ids are the platform's, unique
     // across projects (and a projectRef's project is not in the stored spec).
-    claims: (spec, status) => {
-      const branchId = spec.branchId ?? status.branchId;
-      return spec.type === "read_write" && branchId ? [`branch:${branchId}`] : [];
-    },
-    references: [
-      // A Project of the namespace: its project, and its default endpoint adopted (no second one).
-      ...projectReferences<ComputeEndpointSpec, S>(
-        { switch: "defaultEndpoint", on: (spec) => spec.projectRef?.defaultEndpoint === true },
-        [
-          ["defaultBranchId", "branchId"],
-          ["defaultEndpointId", "endpointId"],
-        ],
-      ),
-      {
-        field: "spec.branchRef",
-        kind: branchResourceKind,
-        name: (spec) => spec.branchRef?.name,
-        id: (branch) => (branch as BranchObject).status?.branchId,
-        fill: (spec, branchId) => ({ ...spec, branchId }),
-        recorded: (status) => status.branchId,
-        // A Branch reset (or its readiness after one) changes the password its endpoints' Secrets hold.
-        wakeById: true,
-        // A read-write one is made with its Branch's create, with what the create-branch body takes.
-        along: (spec) =>
-          spec.type === "read_write" && {
-            endpoints: [branchEndpointOptions(createSpec({ ...spec, branchId: "" }, ""))],
-          },
+    withClaims({
+      of: (spec, status) => {
+        const branchId = spec.branchId ?? status.branchId;
+        return spec.type === "read_write" && branchId ? [`branch:${branchId}`] : [];
       },
-    ],
-    projectMakers: [projectMaker],
-    adapter: new ComputeEndpoints(options.resyncPeriodMs ?? 600_000),
-  };
+      refused: (spec, _claim, rival) =>
+        new Refusal(
+          "BranchHasReadWriteEndpoint",
+          "outside",
+          `${rival ?? "a resource in another namespace"} already claims the read-write endpoint of branch ${spec.branchId ?? ""}`,
+        ),
+    }),
+    withOperations<Spec, S>(projectOf, options.pollIntervalMs ?? 5_000),
+    withGrants<Spec, S>((spec) => ({ projectId: spec.projectId }), {
+      enabled: options.grants !== false,
+      madeBy: [projectsMadeByProjects],
+    }),
+    withConnectionPublishing(),
+  );
 }
 
-/** The ComputeEndpoint controller; `create` lets a Manager own it (default: standalone, for tests). */
-export function computeEndpointController(
-  options: KindControllerOptions,
-  create?: ControllerFactory<ComputeEndpointObject>,
-): Controller<ComputeEndpointObject> {
-  const { controller } = managedController({
-    kind: computeEndpointManagedKind(options),
-    options,
-    create: create as ControllerFactory<KubeObject> | undefined,
-    owns: [configMapKind],
-  });
-  return controller as unknown as Controller<ComputeEndpointObject>;
+/** The ComputeEndpoint as a child a Branch's create can make (for the Branch's `withCarried`). */
+export function computeEndpointCarried(
+  m: Managed<Spec, S, ObservedEndpoint, EndpointStep, PlatformClient>,
+): CarriedChild {
+  return carriedChild(m.kind, m.features.references as unknown as Reference<never, never>[], projectOf);
 }

@@ -5,7 +5,7 @@
 import type { ComputeEndpointSpec, ComputeEndpointStatus } from "../../api/computeendpoint.ts";
 import { restartedAtAnnotation } from "../../api/group.ts";
 import type { Endpoint, EndpointPatch } from "../../platform/index.ts";
-import type { Step } from "../managed/types.ts";
+import type { Step } from "../managed/kind.ts";
 import { difference, restartsEndpoint } from "./desired.ts";
 
 export type Plan = Step &

@@ -6,7 +6,7 @@
 // - Stalled (kstatus): nothing will change until the spec does.
 // Each carries the generation it was computed for.
 import { setCondition, type Condition } from "../../runtime/index.ts";
-import type { Verdict } from "./types.ts";
+import type { Verdict } from "./kind.ts";
 
 export interface Conditions {
   ready: Verdict;

@@ -3,7 +3,7 @@
 import { fieldManager } from "../../api/group.ts";
 import { controllerReference, jsonEqual, type KubeClient, type KubeObject } from "../../runtime/index.ts";
 import type { Owner } from "./owned-secret.ts";
-import { Delay, Problem } from "./errors.ts";
+import { Refusal } from "./refusal.ts";
 
 export const configMapKind = { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap" } as const;
 
@@ -26,10 +26,10 @@ export async function publishConfigMap(
   if (existing) {
     const owned = (existing.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
     if (!owned) {
-      throw new Problem(
+      throw new Refusal(
         "ConfigMapConflict",
+        "outside",
         `ConfigMap ${owner.metadata.namespace}/${name} exists and is not owned by this ${owner.kind}; refusing to overwrite it`,
-        { retry: { after: Delay.conflict } },
       );
     }
     if (jsonEqual(existing.data ?? {}, data)) return;

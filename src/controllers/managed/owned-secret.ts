@@ -12,8 +12,8 @@ import {
   type KubeClient,
   type KubeObject,
 } from "../../runtime/index.ts";
-import { secretKind, type Secret } from "../credentials.ts";
-import { Delay, Problem } from "./errors.ts";
+import { secretKind, type Secret } from "./credentials.ts";
+import { Refusal } from "./refusal.ts";
 
 /** A resource that owns what the layer writes for it: its kind and apiVersion are known. */
 export type Owner = KubeObject & { apiVersion: string; kind: string };
@@ -82,11 +82,11 @@ export function checkOwnership(
   restored = true,
 ): void {
   if (secret && !adoptable(secret, owner, restored)) {
-    throw new Problem(
+    throw new Refusal(
       "SecretConflict",
+      "outside",
       `Secret ${owner.metadata.namespace}/${secret.metadata.name} exists and is not controlled by this ${owner.kind}; ` +
         `delete it or choose another ${field}`,
-      { retry: { after: Delay.conflict }, stalled: true },
     );
   }
 }

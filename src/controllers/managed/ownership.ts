@@ -5,7 +5,7 @@
 // deletion leaves the object alone. (Crossplane's external-name and its refusal to manage what
 // another object claims are the anchor.)
 import { objectKey, type KubeObject, type Store } from "../../runtime/index.ts";
-import { Delay, Problem } from "./errors.ts";
+import { Refusal } from "./refusal.ts";
 import { parseOwnerMark } from "./installation.ts";
 
 /** Index of a kind's cache: what each resource claims (`id:<platform id>`, and the kind's own claims). */
@@ -49,21 +49,32 @@ export function rivalClaim(
   return undefined;
 }
 
+/** Every other resource, not being deleted, claiming `claim` (whatever their order). */
+export function claimants(obj: KubeObject, claim: string, cache: Store<KubeObject>): KubeObject[] {
+  return cache
+    .byIndex(claimsIndex, claim)
+    .map((key) => cache.getByKey(key))
+    .filter(
+      (other): other is KubeObject =>
+        other !== undefined && other.metadata.uid !== obj.metadata.uid && !other.metadata.deletionTimestamp,
+    );
+}
+
 /**
  * The refusal of a second claimant: Stalled, nothing sent. It names the other resource only when
  * it is in the same namespace: another team's objects are not this namespace's business.
  */
-export function alreadyManaged(obj: KubeObject, rival: KubeObject | "installation", what: string): Problem {
+export function alreadyManaged(obj: KubeObject, rival: KubeObject | "installation", what: string): Refusal {
   const other =
     rival === "installation"
       ? "another installation of the operator (its owner mark is on it)"
       : rival.metadata.namespace === obj.metadata.namespace
         ? `${rival.kind ?? "resource"} ${objectKey(rival)}`
         : "a resource in another namespace";
-  return new Problem(
+  return new Refusal(
     "AlreadyManaged",
+    "outside",
     `${what} is managed by ${other}; nothing is changed on the platform, and deleting this resource leaves it alone`,
-    { retry: { after: Delay.conflict }, stalled: true },
   );
 }
 

@@ -1,135 +1,169 @@
 // The one managed-resource reconciler every kind runs on. Per pass: parse the spec, resolve its
-// references, find the platform credentials, then the lifecycle (lifecycle.ts). A failure becomes
-// a reason on the conditions (errors.ts) and the runtime retries as the same table says
-// (`errorPolicy`). Finalizers and queueing are the runtime's; the platform verbs are the kind's.
-import { UnauthorizedError, type PlatformClient } from "../../platform/index.ts";
+// references, find its credentials and ask its admission (withGrants), then the lifecycle
+// (lifecycle.ts). A failure becomes a reason on the conditions and the runtime retries as the one
+// table says (refusal.ts, `errorPolicy`). Finalizers and queueing are the runtime's; the platform
+// verbs are the kind's.
 import {
   Action,
-  objectKey,
   type Context,
   type ErrorAction,
   type KubeObject,
   type Reconciler,
   type ResourceKind,
-  type Store,
 } from "../../runtime/index.ts";
 import {
   CredentialsLookup,
   secretKind,
+  type Access,
   type FoundCredentials,
-  type PlatformAccess,
-  type ResolvedCredentials,
   type Secret,
-} from "../credentials.ts";
-import { Delay, Problem, describeFailure, errorAction, invalidSpec } from "./errors.ts";
-import { grantsOf, type GrantRequest } from "./grants.ts";
+} from "./credentials.ts";
+import type { Managed, Run } from "./features.ts";
 import { ownerMark } from "./installation.ts";
+import type { ManagedObject, ManagedStatus, Policies, Step } from "./kind.ts";
 import { Lifecycle } from "./lifecycle.ts";
-import { handedOver } from "./children.ts";
-import { resolveReferences, type Resolution } from "./references.ts";
+import { applyFollows, resolveReferences, type Resolution } from "./references.ts";
+import { Refusal, describeFailure, errorAction, invalidSpec, keyRefusedWaitMs } from "./refusal.ts";
 import { StatusWrite } from "./status-write.ts";
-import type { ManagedKind, ManagedObject, ManagedStatus, Pass, Reference, Step } from "./types.ts";
 
-export interface ManagedReconcilerOptions {
-  access: PlatformAccess;
+export interface ManagedReconcilerOptions<Client> {
+  access: Access<Client>;
+  /** Reads errors of the outside world (the platform's answers) as refusals (src/controllers/refusals.ts). */
+  classify: (err: unknown) => Refusal | undefined;
   /** The clock (for schedules such as key rotation). */
   now?: (() => Date) | undefined;
   /** How long resources wait after the platform refused their credentials (default 5 min). */
   unauthorizedRetryMs?: number | undefined;
-  /** While platform operations run, look again this often (default 5 s). */
+  /** While the platform's work runs, look again this often (default 5 s). */
   pollIntervalMs?: number | undefined;
   /** This installation's id, in the owner marks (default 00000000, for tests). */
   installationId?: string | undefined;
-  /** CredentialsGrants are watched (false: a namespaced install that may not read them). */
-  grants?: boolean | undefined;
 }
 
-export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends Step> implements Reconciler<
-  ManagedObject<S>
-> {
-  readonly lifecycle: Lifecycle<Spec, S, Obj, St>;
-  private readonly kind: ManagedKind<Spec, S, Obj, St>;
-  private readonly options: ManagedReconcilerOptions;
+export class ManagedReconciler<
+  Spec,
+  S extends ManagedStatus,
+  Obj,
+  St extends Step,
+  Client,
+> implements Reconciler<ManagedObject<S>> {
+  readonly installationId: string;
+  private readonly m: Managed<Spec, S, Obj, St, Client>;
+  private readonly lifecycle: Lifecycle<Spec, S, Obj, St, Client>;
+  private readonly options: ManagedReconcilerOptions<Client>;
   private readonly lookup = new CredentialsLookup();
   private readonly unauthorizedRetryMs: number;
-  readonly installationId: string;
 
-  constructor(kind: ManagedKind<Spec, S, Obj, St>, options: ManagedReconcilerOptions) {
-    this.kind = kind;
+  constructor(m: Managed<Spec, S, Obj, St, Client>, options: ManagedReconcilerOptions<Client>) {
+    this.m = m;
     this.options = options;
-    this.unauthorizedRetryMs = options.unauthorizedRetryMs ?? Delay.unauthorized;
+    this.unauthorizedRetryMs = options.unauthorizedRetryMs ?? keyRefusedWaitMs;
     this.installationId = options.installationId ?? "00000000";
-    this.lifecycle = new Lifecycle(kind, options);
+    this.lifecycle = new Lifecycle(m, options);
   }
 
   async reconcile(cached: ManagedObject<S>, ctx: Context<ManagedObject<S>>): Promise<Action> {
-    const w = new StatusWrite<S>(cached, this.kind.resource, ctx, this.now);
-    const found: { credentials?: FoundCredentials } = {};
+    const w = new StatusWrite<S>(cached, this.m.kind.resource, ctx, this.now);
+    const found: { credentials?: FoundCredentials<Client> } = {};
     try {
       const spec = this.parse(cached);
-      const refs = this.references(spec, cached, ctx);
-      const credentials = await this.credentials(cached, refs.spec, ctx, found);
-      // While a reference waits nothing is sent (the lifecycle says why first); the grant is
-      // checked once the project the resource acts in is known.
+      const refs = this.resolve(spec, cached, ctx);
+      const policies = this.m.kind.policies(refs.spec);
+      this.checkFixedId(policies, (cached.status ?? {}) as S);
+      const client = await this.credentials(cached, policies, ctx, found);
+      // While a reference waits nothing is sent (the lifecycle says why first); admission is
+      // asked once the project the resource acts in is known.
       if (refs.state !== "waiting" || refs.createOnly)
-        await this.checkGrant(cached, refs.spec, credentials, ctx);
-      return await this.lifecycle.apply(this.pass(w, refs.spec, credentials, ctx, false), w, refs);
+        await this.admit(cached, refs.spec, found, client, ctx);
+      return await this.lifecycle.apply(this.run(w, refs.spec, client, ctx, false), w, refs, policies);
     } catch (err) {
       return this.fail(w, ctx, err, found.credentials);
     }
   }
 
   async cleanup(cached: ManagedObject<S>, ctx: Context<ManagedObject<S>>): Promise<Action> {
-    const parsed = this.kind.spec.safeParse(cached.spec ?? {});
+    const parsed = this.m.kind.spec.safeParse(cached.spec ?? {});
     // Stored under an older schema: what it named cannot be known, so there is nothing to clean.
     if (!parsed.success) return Action.done();
-    const w = new StatusWrite<S>(cached, this.kind.resource, ctx, this.now);
-    const found: { credentials?: FoundCredentials } = {};
+    const w = new StatusWrite<S>(cached, this.m.kind.resource, ctx, this.now);
+    const found: { credentials?: FoundCredentials<Client> } = {};
+    const status = (cached.status ?? {}) as S;
     try {
       // A referenced resource that went first does not hold up the deletion: its id is in status.
-      const refs = this.references(parsed.data, cached, ctx, cached.status);
+      const refs = this.resolve(parsed.data, cached, ctx, status);
       // Never created (a reference never resolved): nothing on the platform to remove.
       if (refs.state === "waiting" && !refs.createOnly) return Action.done();
-      const credentials = await this.credentials(cached, refs.spec, ctx, found);
+      const policies = this.m.kind.policies(refs.spec);
+      let client: Client;
       try {
-        await this.checkGrant(cached, refs.spec, credentials, ctx);
+        client = await this.credentials(cached, policies, ctx, found);
+        await this.admit(cached, refs.spec, found, client, ctx);
       } catch (err) {
-        // Never granted, it never made anything: nothing to remove. One that holds an object waits
-        // for a grant (or deletionPolicy Orphan) rather than leave it behind unseen.
-        const status = (cached.status ?? {}) as S;
-        if (this.kind.recorded(status) === undefined && !status.operations?.length) return Action.done();
+        // Refused before it made anything (no credentials, no grant): nothing to remove. One that
+        // holds an object waits for what it lacks (or deletionPolicy Orphan) rather than leave
+        // the object behind unseen.
+        if (err instanceof Refusal && this.madeNothing(status)) return Action.done();
         throw err;
       }
-      return await this.lifecycle.cleanup(this.pass(w, refs.spec, credentials, ctx, true));
+      return await this.lifecycle.cleanup(this.run(w, refs.spec, client, ctx, true), policies);
     } catch (err) {
       return this.fail(w, ctx, err, found.credentials);
     }
   }
 
-  /** The retry of a failed pass, from the one table (errors.ts). */
+  /** The retry of a failed pass, from the one table (refusal.ts). */
   errorPolicy(_obj: ManagedObject<S>, err: unknown): ErrorAction {
-    return errorAction(describeFailure(err));
+    return errorAction(describeFailure(err, this.options.classify));
   }
 
   private readonly now = (): Date => this.options.now?.() ?? new Date();
 
   /** The API server validated the spec already; this catches objects stored under an older schema. */
   private parse(obj: ManagedObject<S>): Spec {
-    const result = this.kind.spec.safeParse(obj.spec ?? {});
+    const result = this.m.kind.spec.safeParse(obj.spec ?? {});
     if (result.success) return result.data;
     const issues = result.error.issues.map((i) => `spec.${i.path.join(".")}: ${i.message}`).join("; ");
     throw invalidSpec(`invalid spec: ${issues}`);
   }
 
-  private references(
+  /** The spec with its references resolved and what its follows lend it. */
+  private resolve(
     spec: Spec,
     obj: ManagedObject<S>,
     ctx: Context<ManagedObject<S>>,
     recorded?: S,
   ): Resolution<Spec> {
-    const refs = this.kind.references ?? [];
-    const cache = (ref: Reference<Spec, S>): Store<KubeObject> => ctx.cache(ref.kind);
-    return resolveReferences(spec, refs, obj.metadata.namespace, cache, recorded);
+    const { kind, features } = this.m;
+    const cache = (k: ResourceKind) => ctx.cache(k);
+    const refs = resolveReferences(spec, obj, kind.noun, features.references, cache, recorded);
+    const status = (obj.status ?? {}) as S;
+    return {
+      ...refs,
+      spec: applyFollows(refs.spec, status, obj.metadata.namespace, features.follows, cache),
+    };
+  }
+
+  /** An id the spec adopts is fixed once the resource manages an object: another is a new resource. */
+  private checkFixedId(policies: Policies, status: S): void {
+    const { kind } = this.m;
+    const recorded = kind.recorded(status);
+    if (policies.adopts === undefined || recorded === undefined || policies.adopts === recorded) return;
+    const field = kind.idField ?? "the adopted id";
+    throw invalidSpec(
+      `${field} ${policies.adopts} differs from ${kind.noun} ${recorded}, which this resource manages: ` +
+        `${field} is fixed once set; set it to ${recorded} or remove it (another ${kind.noun} needs a new resource)`,
+    );
+  }
+
+  /** Never sent anything that could have made an object: nothing recorded, no work, no lost answer. */
+  private madeNothing(status: S): boolean {
+    const ready = status.conditions?.find((c) => c.type === "Ready");
+    return (
+      this.m.kind.recorded(status) === undefined &&
+      !status.operations?.length &&
+      ready?.reason !== "OutcomeUnknown" &&
+      ready?.reason !== "Creating"
+    );
   }
 
   /**
@@ -139,83 +173,57 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
    */
   private async credentials(
     obj: ManagedObject<S>,
-    spec: Spec,
+    policies: Policies,
     ctx: Context<ManagedObject<S>>,
-    found: { credentials?: FoundCredentials },
-  ): Promise<ResolvedCredentials> {
+    found: { credentials?: FoundCredentials<Client> },
+  ): Promise<Client> {
     const credentials = await this.lookup.find(
       this.options.access,
       obj.metadata.namespace ?? "",
-      this.kind.credentials(spec),
+      policies.credentials,
       ctx.cache<Secret>(secretKind),
       ctx.client,
     );
     found.credentials = credentials;
     const waitMs = this.options.access.rejectedFor(credentials);
     if (waitMs !== undefined) {
-      throw new CredentialsRejected(
+      throw new Refusal(
+        "Unauthorized",
+        "credentials",
         `the platform refused the API key in Secret ${credentials.source} (401); waiting for the Secret to change`,
-        waitMs,
+        { retryAfterMs: waitMs },
       );
     }
-    return { ...credentials, client: await credentials.connect() };
+    return credentials.connect();
   }
 
-  /**
-   * The operator's default credentials act only where a CredentialsGrant allows it: before
-   * anything is sent, a namespace without one is told what is missing and who can grant it. A key
-   * in a Secret of the resource's own namespace (spec.credentials, or the operator's own key in a
-   * namespaced install) needs no grant: its account is the namespace's own business. A project
-   * a resource of the namespace created (a Project, with createProjects) is the namespace's own.
-   */
-  private async checkGrant(
+  private async admit(
     obj: ManagedObject<S>,
     spec: Spec,
-    credentials: ResolvedCredentials,
+    found: { credentials?: FoundCredentials<Client> },
+    client: Client,
     ctx: Context<ManagedObject<S>>,
   ): Promise<void> {
-    const namespace = obj.metadata.namespace ?? "";
-    if (!credentials.isDefault || credentials.namespace === namespace) return;
-    if (this.options.grants === false) {
-      throw new Problem(
-        "NotGranted",
-        `this installation of the operator may not read CredentialsGrants (a namespaced install), so its own key serves only namespace ${credentials.namespace}: set spec.credentials to a Secret of this namespace`,
-        { retry: { after: Delay.userAction }, stalled: true },
-      );
-    }
-    const want = this.kind.access(spec);
-    const denied = grantsOf((kind) => ctx.cache(kind)).check(namespace, want);
-    if (denied && !(await this.madeInNamespace(namespace, want, credentials.client, ctx))) {
-      throw new Problem(denied.reason, denied.message, { retry: { after: Delay.secret }, stalled: true });
-    }
+    const admission = this.m.features.admission;
+    if (!admission || !found.credentials) return;
+    await admission.admit({
+      obj,
+      spec,
+      credentials: { ...found.credentials, client },
+      cache: (kind) => ctx.cache(kind),
+      signal: ctx.signal,
+      installationId: this.installationId,
+    });
   }
 
-  /** Whether the one project `want` names was created by a resource of the namespace, as the platform confirms. */
-  private async madeInNamespace(
-    namespace: string,
-    want: GrantRequest,
-    client: PlatformClient,
-    ctx: Context<ManagedObject<S>>,
-  ): Promise<boolean> {
-    const projectId = want.projectId;
-    if (projectId === undefined || want.createProject || want.mintApiKeys) return false;
-    for (const maker of this.kind.projectMakers ?? []) {
-      for (const made of ctx.cache(maker.kind).list(namespace)) {
-        if (made.metadata.deletionTimestamp || maker.created(made) !== projectId) continue;
-        const mark = ownerMark(this.installationId, maker.kind.kind, namespace, made.metadata.name ?? "");
-        if (await maker.confirm(client, projectId, mark, ctx.signal)) return true;
-      }
-    }
-    return false;
-  }
-
-  private pass(
+  private run(
     w: StatusWrite<S>,
     spec: Spec,
-    credentials: ResolvedCredentials,
+    client: Client,
     ctx: Context<ManagedObject<S>>,
     deleting: boolean,
-  ): Pass<Spec, S> {
+  ): Run<Spec, S, Client> {
+    const { kind } = this.m;
     return {
       get obj() {
         return w.obj;
@@ -224,25 +232,21 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
         return w.status;
       },
       spec,
-      client: credentials.client,
-      credentialsSource: credentials.source,
+      client,
       kube: ctx.client,
       events: ctx.events,
       log: ctx.log,
       signal: ctx.signal,
       deleting,
-      handedOver: handedOver(this.kind, spec, w.obj, (kind) => ctx.cache(kind)),
       mark: ownerMark(
         this.installationId,
-        this.kind.resource.kind,
+        kind.resource.kind,
         w.obj.metadata.namespace ?? "",
         w.obj.metadata.name ?? "",
       ),
       now: this.now,
-      cache: <U extends KubeObject>(kind: ResourceKind) => ctx.cache<U>(kind),
+      cache: <U extends KubeObject>(k: ResourceKind) => ctx.cache<U>(k),
       save: (changes) => w.save(changes),
-      // The resource is its ticket in its project's gate: turns are taken in the order asked.
-      mutation: () => ({ signal: ctx.signal, ticket: objectKey(w.obj) }),
       wake: () => ctx.wake(),
     };
   }
@@ -256,35 +260,35 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
     w: StatusWrite<S>,
     ctx: Context<ManagedObject<S>>,
     err: unknown,
-    credentials: FoundCredentials | undefined,
+    credentials: FoundCredentials<Client> | undefined,
   ): Promise<Action> {
     if (ctx.signal.aborted) throw err;
-    const failure = describeFailure(err);
-    const recorded = err instanceof Problem ? ((err.status ?? {}) as Partial<S>) : {};
+    const failure = describeFailure(err, this.options.classify);
+    const { refusal } = failure;
+    const recorded = (refusal.status ?? {}) as Partial<S>;
+    const verdict = ["False", refusal.reason, refusal.message] as const;
     try {
       if (failure.waiting) {
         // Its turn in a busy project: no failure, no Synced=False, no Warning.
-        await w.write(recorded, { ready: ["False", failure.reason, failure.message], reconciling: true });
+        await w.write(recorded, { ready: [...verdict], reconciling: true });
       } else {
-        await w.write(recorded, {
-          ready: ["False", failure.reason, failure.message],
-          synced: ["False", failure.reason, failure.message],
-          stalled: failure.stalled,
-        });
+        await w.write(recorded, { ready: [...verdict], synced: [...verdict], stalled: failure.stalled });
       }
     } catch (writeErr) {
       ctx.log.warn({ err: String(writeErr) }, "could not record the failure in status");
     }
-    if (err instanceof CredentialsRejected) return Action.requeueAfter(err.waitMs);
-    if (err instanceof UnauthorizedError && credentials) return this.rejected(ctx, credentials);
-    if (err instanceof Problem && err.reason === "OperationFailed") {
-      ctx.events.warning(err.reason, "Reconcile", err.message);
+    if (refusal.kind === "credentials") {
+      // Already waiting (refused for another resource): no second Warning.
+      if (err instanceof Refusal)
+        return Action.requeueAfter(refusal.retryAfterMs ?? this.unauthorizedRetryMs);
+      if (credentials) return this.rejected(ctx, credentials);
     }
-    throw err;
+    if (refusal.warn) ctx.events.warning(refusal.reason, "Reconcile", refusal.message);
+    throw refusal;
   }
 
   /** The platform refused these credentials: every resource using them waits, with one Warning. */
-  private rejected(ctx: Context<ManagedObject<S>>, credentials: FoundCredentials): Action {
+  private rejected(ctx: Context<ManagedObject<S>>, credentials: FoundCredentials<Client>): Action {
     this.options.access.reject(credentials, this.unauthorizedRetryMs);
     const every = `${Math.round(this.unauthorizedRetryMs / 1000)} s`;
     if (credentials.isDefault) {
@@ -302,14 +306,5 @@ export class ManagedReconciler<Spec, S extends ManagedStatus, Obj, St extends St
       );
     }
     return Action.requeueAfter(this.unauthorizedRetryMs);
-  }
-}
-
-/** Another resource's request with these credentials was refused: this one waits, sending nothing. */
-class CredentialsRejected extends Problem {
-  readonly waitMs: number;
-  constructor(message: string, waitMs: number) {
-    super("Unauthorized", message, { retry: { after: waitMs }, stalled: true });
-    this.waitMs = waitMs;
   }
 }

@@ -1,15 +1,19 @@
 // The reference step, with no API server: a field naming another resource of the namespace is
 // resolved to its platform id once that resource is Ready, and otherwise says what it waits for.
 import { describe, expect, it } from "vitest";
-import { BranchSpec } from "../../api/branch.ts";
+import { BranchSpec, branchKind, type BranchStatus } from "../../api/branch.ts";
 import type { KubeObject, Store } from "../../runtime/index.ts";
-import { branchResourceKind, type BranchObject } from "../branch/index.ts";
-import { resolveReferences } from "./references.ts";
-import type { Reference } from "./types.ts";
+import { resolveReferences, type Reference } from "./references.ts";
+
+interface BranchObject extends KubeObject {
+  spec: BranchSpec;
+  status?: BranchStatus;
+}
+const branchResourceKind = branchKind;
 
 const spec = (fields: Record<string, unknown> = {}) => BranchSpec.parse({ projectId: "proj", ...fields });
 type Spec = ReturnType<typeof spec>;
-type Status = NonNullable<BranchObject["status"]>;
+type Status = BranchStatus;
 
 /** A read-only store of Branch resources, as the cache gives one. */
 function store(objects: BranchObject[]): Store<KubeObject> {
@@ -58,8 +62,9 @@ const needed: Reference<Spec, Status> = {
   recorded: (s) => s.branchId,
 };
 
+const self: KubeObject = { metadata: { name: "feature", namespace: "team", uid: "uid-feature" } };
 const resolve = (s: Spec, cached: BranchObject[], refs = [parent], recorded?: Status) =>
-  resolveReferences(s, refs, "team", () => store(cached), recorded);
+  resolveReferences(s, self, "branch", refs, () => store(cached), recorded);
 
 describe("the reference step", () => {
   it("leaves a spec that names no other resource as it is", () => {

@@ -2,7 +2,7 @@
 // not change), every write based on the latest, each with the standard conditions.
 import type { Condition, Context, StatusPatchOptions } from "../../runtime/index.ts";
 import { standardConditions, type Conditions } from "./conditions.ts";
-import type { ManagedObject } from "./types.ts";
+import type { ManagedObject } from "./kind.ts";
 
 /** A status as written: its fields, and the standard conditions. */
 type Status = Record<string, unknown> & { conditions?: Condition[] };

@@ -1,8 +1,9 @@
-// The Project adapter: the platform verbs of a project and its plan (plan.ts). It finds the
-// project by its adopted or recorded id, or, after a create whose answer was lost, by the name the
-// create was sent with and the owner mark on its default branch; creates it (the name recorded
-// first); sends the one PATCH plan names; deletes it only as the deletion policy says. A project
-// deleted outside is reported with how to recover it, never recreated: no change replaces a project.
+// The Project's four verbs. `observe` finds the project by its adopted or recorded id, or, after a
+// create whose answer was lost, by the name the create was sent with and the owner mark on its
+// default branch; it names the one PATCH its plan says (plan.ts) or, once it is as declared, what
+// the default endpoint's connection Secret needs. `create` records the name first; `delete`
+// deletes it (only as the deletion policy says: the layer's). A project deleted outside is reported
+// with how to recover it, never recreated: no change replaces a project.
 import type { ProjectSpec, ProjectStatus } from "../../api/project.ts";
 import {
   BadRequestError,
@@ -11,15 +12,23 @@ import {
   pooledHost,
   type Branch,
   type Endpoint,
+  type PlatformClient,
   type PlatformProject,
 } from "../../platform/index.ts";
-import { Delay, Problem, invalidSpec } from "../managed/errors.ts";
-import { observeInterval, observeMaxAge } from "../managed/polling.ts";
-import type { Adapter, Answer, ConnectionDetails, Pass, Verdict } from "../managed/types.ts";
-import { createSpec, ownerAnnotation, plan, refusal, type Plan } from "./plan.ts";
+import { ConnectionSecrets, resetStep, type ResetReason } from "../connection/secrets.ts";
+import type { PostgresConnection } from "../connection/secret-data.ts";
+import { ownerAnnotation } from "../managed/installation.ts";
+import type { Adapter, Answer, Observation, Pass, Verdict } from "../managed/kind.ts";
+import { Refusal, invalidSpec, outside } from "../managed/refusal.ts";
+import { observeMaxAge } from "../operations/looks.ts";
+import { mutation } from "../operations/project.ts";
+import { createSpec, plan, refusal, type Plan } from "./plan.ts";
 
 type S = ProjectStatus;
-type PjPass = Pass<ProjectSpec, S>;
+type PjPass = Pass<ProjectSpec, S, PlatformClient>;
+
+/** A change of the project, or its connection Secret's password reset. */
+export type ProjectStep = Plan | (typeof resetStep & { change: "resetPassword"; why: ResetReason });
 
 /** A project as found: with its default branch and endpoint when this pass listed them. */
 export interface ObservedProject {
@@ -28,64 +37,99 @@ export interface ObservedProject {
   defaultEndpoint?: Endpoint | undefined;
 }
 
-export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Plan> {
+export class Projects implements Adapter<ProjectSpec, S, ObservedProject, ProjectStep, PlatformClient> {
   private readonly resyncMs: number;
+  private readonly secrets = new ConnectionSecrets();
 
   constructor(options: { resyncPeriodMs?: number | undefined }) {
     this.resyncMs = options.resyncPeriodMs ?? 600_000;
   }
 
-  /**
-   * The project: by adopted or recorded id (a 404 is "not found": the layer tells an adopted id
-   * missing from a recorded project deleted outside); else, when a create was sent and its answer
-   * lost, the project of that name whose default branch carries this resource's mark. A resource
-   * that never sent a create finds nothing without asking.
-   */
-  async find(pass: PjPass): Promise<ObservedProject | undefined> {
-    const id = pass.spec.projectId ?? pass.status.projectId;
-    if (id !== undefined) return this.observe(pass, id);
-    const name = pass.status.creationName;
-    return name === undefined ? undefined : this.lostCreate(pass, name);
-  }
-
-  readonly id = (observed: ObservedProject) => observed.project.id;
-  /** The mark on the default branch, where this pass listed it (an adopted project). */
-  readonly markOf = (observed: ObservedProject) => observed.defaultBranch?.annotations?.[ownerAnnotation];
-
-  plan(pass: PjPass, { project }: ObservedProject): Plan | undefined {
-    if (pass.deleting) return undefined;
-    const refused = refusal(pass.spec, project);
-    if (refused) throw invalidSpec<S>(refused, this.status({ project }));
-    return plan(pass.spec, project);
-  }
-
-  async create(pass: PjPass): Promise<Answer<ObservedProject, S>> {
-    const name = pass.spec.name ?? pass.mark;
-    // Intent first: a create whose answer is lost (a crash, a dropped connection) is found by it.
-    if (pass.status.creationName !== name) await pass.save({ creationName: name });
-    const created = await pass.client.createProject(createSpec(pass.spec, name, pass.mark), {
-      signal: pass.signal,
-    });
-    const { project, branch } = created;
+  async observe(pass: PjPass): Promise<Observation<ObservedProject, S, ProjectStep>> {
+    const observed = await this.find(pass);
+    if (!observed) {
+      // Deleted outside since it was recorded: reported with the way back, never created again.
+      if (pass.status.projectId !== undefined && pass.spec.projectId === undefined && !pass.deleting) {
+        throw vanished(pass.status.projectId);
+      }
+      return { exists: false };
+    }
+    const { project, defaultBranch } = observed;
+    const found = {
+      exists: true as const,
+      object: observed,
+      id: project.id,
+      status: status(observed, pass),
+      ready: ready(project),
+      // The mark on the default branch, where this pass listed it (an adopted project).
+      marks: { [ownerAnnotation]: defaultBranch?.annotations?.[ownerAnnotation] ?? "" },
+    };
+    if (pass.deleting) {
+      this.secrets.forget(pass.obj.metadata.uid ?? "");
+      return found;
+    }
+    const observeOnly = pass.spec.managementPolicy === "ObserveOnly";
+    if (!observeOnly) {
+      const refused = refusal(pass.spec, project);
+      if (refused) throw invalidSpec<S>(refused, found.status);
+      const next = plan(pass.spec, project);
+      if (next) return { ...found, next };
+    }
+    const target = this.target(pass, observed);
+    const view = target ? await this.secrets.observe(pass, target, observeOnly) : undefined;
+    if (view && "reset" in view)
+      return { ...found, next: { ...resetStep, change: "resetPassword", why: view.reset } };
     return {
-      object: {
-        project,
-        defaultBranch: branch,
-        defaultEndpoint: created.endpoints.find((e) => e.branchId === branch.id && e.type === "read_write"),
-      },
-      operations: created.operations,
-      message: `created project ${project.id} in ${project.regionId} (Postgres ${project.pgVersion})`,
+      ...found,
+      status: { ...found.status, ...view?.status },
+      connection: { secret: view?.secret },
+      lookAgainMs: view?.lookAgainMs,
     };
   }
 
-  async apply(pass: PjPass, step: Plan, observed: ObservedProject): Promise<Answer<ObservedProject, S>> {
-    const result = await pass.client.updateProject(observed.project.id, step.patch, pass.mutation());
-    return { object: { ...observed, project: result.project }, operations: result.operations };
+  async create(pass: PjPass): Promise<Answer<S>> {
+    const name = pass.spec.name ?? pass.mark;
+    // Intent first: a create whose answer is lost (a crash, a dropped connection) is found by it.
+    if (pass.status.creationName !== name) await pass.save({ creationName: name });
+    try {
+      const created = await pass.client.createProject(createSpec(pass.spec, name, pass.mark), {
+        signal: pass.signal,
+      });
+      const { project, branch } = created;
+      const defaultEndpoint = created.endpoints.find(
+        (e) => e.branchId === branch.id && e.type === "read_write",
+      );
+      return {
+        status: status({ project, defaultBranch: branch, defaultEndpoint }, pass),
+        operations: created.operations,
+        message: `created project ${project.id} in ${project.regionId} (Postgres ${project.pgVersion})`,
+      };
+    } catch (err) {
+      throw refused(err, pass, "create");
+    }
   }
 
-  async delete(pass: PjPass, { project }: ObservedProject): Promise<Answer<ObservedProject, S> | "gone"> {
+  async update(pass: PjPass, step: ProjectStep, observed: ObservedProject): Promise<Answer<S>> {
+    if (step.change === "resetPassword") {
+      const target = this.target(pass, observed);
+      if (!target)
+        throw new Refusal("ConnectionSecretUnknown", "transient", "the default endpoint is not known yet");
+      return this.secrets.reset(pass, target, step.why);
+    }
     try {
-      await pass.client.deleteProject(project.id, pass.mutation());
+      const result = await pass.client.updateProject(observed.project.id, step.patch, mutation(pass));
+      return {
+        status: status({ ...observed, project: result.project }, pass),
+        operations: result.operations,
+      };
+    } catch (err) {
+      throw refused(err, pass, "update");
+    }
+  }
+
+  async delete(pass: PjPass, { project }: ObservedProject): Promise<Answer<S> | "gone"> {
+    try {
+      await pass.client.deleteProject(project.id, mutation(pass));
     } catch (err) {
       if (err instanceof NotFoundError) return "gone";
       throw err;
@@ -94,87 +138,16 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Plan> 
     return { operations: [], message };
   }
 
-  status({ project, defaultBranch, defaultEndpoint }: ObservedProject, pass?: PjPass): Partial<S> {
-    return {
-      projectId: project.id,
-      name: project.name,
-      regionId: project.regionId,
-      pgVersion: project.pgVersion,
-      orgId: project.orgId,
-      proxyHost: project.proxyHost,
-      historyRetentionSeconds: project.historyRetentionSeconds ?? pass?.status.historyRetentionSeconds,
-      ...(defaultBranch && { defaultBranchId: defaultBranch.id }),
-      ...(defaultEndpoint && {
-        defaultEndpointId: defaultEndpoint.id,
-        defaultEndpointHost: defaultEndpoint.host,
-      }),
-    };
-  }
-
-  ready({ project }: ObservedProject): Verdict {
-    return ["True", "Available", `project ${project.id} is ready in ${project.regionId}`];
-  }
-
-  /** Deleted outside since it was recorded: reported with the way back, never created again. */
-  vanished(pass: PjPass): Problem<S> {
-    const id = pass.status.projectId ?? "";
-    return new Problem<S>(
-      "ProjectDeleted",
-      `project ${id} was deleted outside the operator; it is not created again (a Project is never replaced). ` +
-        `The platform can recover it within 7 days of its deletion (POST /projects/${id}/recover, or the console); ` +
-        "this resource finds it again then",
-      { retry: { after: Delay.notFound }, stalled: true },
-    );
-  }
-
-  /** The platform's refusals in the resource's terms: a plan's limit, the account's project count. */
-  explain(err: unknown, pass: PjPass, step: Plan | "create" | "delete"): unknown {
-    if (step === "delete" || !(err instanceof PlatformError)) return err;
-    const max = /history retention[\s\S]*?max:"?(\d+)/i.exec(err.message)?.[1];
-    if (err instanceof BadRequestError && max !== undefined) {
-      return new Problem<S>(
-        "RetentionAboveLimit",
-        `spec.historyRetention ${pass.spec.historyRetention ?? ""} is more than the account's plan allows: ` +
-          `at most ${Number(max) / 3600}h (${max} s); lower it, or change the plan (the platform said: ${err.message})`,
-        { retry: "onChange" },
-      );
-    }
-    if (step === "create" && err.code === "PROJECTS_LIMIT_EXCEEDED") {
-      return new Problem<S>(
-        "ProjectLimitReached",
-        `the account may have no more projects: ${err.message}; delete one, or change the plan`,
-        { retry: { after: Delay.userAction }, stalled: true },
-      );
-    }
-    return err;
-  }
-
-  observeAfterMs(pass: PjPass): number | undefined {
-    return observeInterval(pass.obj);
-  }
-
-  /** The default branch's read-write endpoint's connection Secret, once both are known. */
-  connection(pass: PjPass, observed: ObservedProject): ConnectionDetails | undefined {
-    const want = pass.spec.connectionSecret;
-    if (!want) return undefined;
-    const fields = { ...pass.status, ...this.status(observed) };
-    const { defaultBranchId, defaultEndpointId, defaultEndpointHost } = fields;
-    if (!defaultBranchId || !defaultEndpointId || !defaultEndpointHost) return undefined;
-    // The platform's own defaults: database neondb, role <database>_owner.
-    const database = want.database ?? pass.spec.defaultBranch?.databaseName ?? "neondb";
-    return {
-      secret: {
-        name: want.name,
-        projectId: observed.project.id,
-        branchId: defaultBranchId,
-        endpointId: defaultEndpointId,
-        host: defaultEndpointHost,
-        pooledHost: pooledHost({ id: defaultEndpointId, host: defaultEndpointHost }),
-        role: want.role ?? pass.spec.defaultBranch?.roleName ?? `${database}_owner`,
-        database,
-        allowPasswordReset: want.allowPasswordReset,
-      },
-    };
+  /**
+   * The project: by adopted or recorded id (a 404 is "not found"); else, when a create was sent
+   * and its answer lost, the project of that name whose default branch carries this resource's
+   * mark. A resource that never sent a create finds nothing without asking.
+   */
+  private async find(pass: PjPass): Promise<ObservedProject | undefined> {
+    const id = pass.spec.projectId ?? pass.status.projectId;
+    if (id !== undefined) return this.byId(pass, id);
+    const name = pass.status.creationName;
+    return name === undefined ? undefined : this.lostCreate(pass, name);
   }
 
   /**
@@ -182,7 +155,7 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Plan> 
    * project's shared lists) only when status does not hold them, or for an adopted project, whose
    * default branch carries the mark of whoever made it.
    */
-  private async observe(pass: PjPass, id: string): Promise<ObservedProject | undefined> {
+  private async byId(pass: PjPass, id: string): Promise<ObservedProject | undefined> {
     const { client, signal } = pass;
     // As the platform last showed it (its create's or a change's answer, or a read) within the
     // observe age: this operator's own changes are recorded as answered, drift made elsewhere is
@@ -213,9 +186,83 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Plan> 
     for (const candidate of named.filter((p) => p.name === name)) {
       const branches = await client.branchSnapshot(candidate.id, { maxAgeMs: 0 });
       if (branches.find((b) => b.default)?.annotations?.[ownerAnnotation] === pass.mark) {
-        return this.observe(pass, candidate.id);
+        return this.byId(pass, candidate.id);
       }
     }
     return undefined;
   }
+
+  /** The default branch's read-write endpoint's connection Secret, once both are known. */
+  private target(pass: PjPass, observed: ObservedProject): PostgresConnection | undefined {
+    const want = pass.spec.connectionSecret;
+    if (!want) return undefined;
+    const fields = { ...pass.status, ...status(observed, pass) };
+    const { defaultBranchId, defaultEndpointId, defaultEndpointHost } = fields;
+    if (!defaultBranchId || !defaultEndpointId || !defaultEndpointHost) return undefined;
+    // The platform's own defaults: database neondb, role <database>_owner.
+    const database = want.database ?? pass.spec.defaultBranch?.databaseName ?? "neondb";
+    return {
+      name: want.name,
+      field: "spec.connectionSecret.name",
+      projectId: observed.project.id,
+      branchId: defaultBranchId,
+      endpointId: defaultEndpointId,
+      host: defaultEndpointHost,
+      pooledHost: pooledHost({ id: defaultEndpointId, host: defaultEndpointHost }),
+      role: want.role ?? pass.spec.defaultBranch?.roleName ?? `${database}_owner`,
+      database,
+      allowPasswordReset: want.allowPasswordReset,
+    };
+  }
+}
+
+function status({ project, defaultBranch, defaultEndpoint }: ObservedProject, pass: PjPass): Partial<S> {
+  return {
+    projectId: project.id,
+    name: project.name,
+    regionId: project.regionId,
+    pgVersion: project.pgVersion,
+    orgId: project.orgId,
+    proxyHost: project.proxyHost,
+    historyRetentionSeconds: project.historyRetentionSeconds ?? pass.status.historyRetentionSeconds,
+    ...(defaultBranch && { defaultBranchId: defaultBranch.id }),
+    ...(defaultEndpoint && {
+      defaultEndpointId: defaultEndpoint.id,
+      defaultEndpointHost: defaultEndpoint.host,
+    }),
+  };
+}
+
+function ready(project: PlatformProject): Verdict {
+  return ["True", "Available", `project ${project.id} is ready in ${project.regionId}`];
+}
+
+/** Deleted outside since it was recorded: reported with the way back, never created again. */
+function vanished(id: string): Refusal<S> {
+  return outside<S>(
+    "ProjectDeleted",
+    `project ${id} was deleted outside the operator; it is not created again (a Project is never replaced). ` +
+      `The platform can recover it within 7 days of its deletion (POST /projects/${id}/recover, or the console); ` +
+      "this resource finds it again then",
+  );
+}
+
+/** The platform's refusals in the resource's terms: a plan's limit, the account's project count. */
+function refused(err: unknown, pass: PjPass, step: "create" | "update"): unknown {
+  if (!(err instanceof PlatformError)) return err;
+  const max = /history retention[\s\S]*?max:"?(\d+)/i.exec(err.message)?.[1];
+  if (err instanceof BadRequestError && max !== undefined) {
+    return outside<S>(
+      "RetentionAboveLimit",
+      `spec.historyRetention ${pass.spec.historyRetention ?? ""} is more than the account's plan allows: ` +
+        `at most ${Number(max) / 3600}h (${max} s); lower it, or change the plan (the platform said: ${err.message})`,
+    );
+  }
+  if (step === "create" && err.code === "PROJECTS_LIMIT_EXCEEDED") {
+    return outside<S>(
+      "ProjectLimitReached",
+      `the account may have no more projects: ${err.message}; delete one, or change the plan (tried again every minute)`,
+    );
+  }
+  return err;
 }

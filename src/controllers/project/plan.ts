@@ -2,30 +2,36 @@
 // exactly the fields that differ. Only what the spec states is managed: a field, or a part of one,
 // left out is never sent, so never unset. Pure functions, table-tested in plan.test.ts.
 import type { ProjectSpec } from "../../api/project.ts";
-import type {
-  DefaultEndpointSettings,
-  PlatformProject,
-  ProjectCreateSpec,
-  ProjectPatch,
+import {
+  suspendTimeoutSeconds,
+  type DefaultEndpointSettings,
+  type PlatformProject,
+  type ProjectCreateSpec,
+  type ProjectPatch,
 } from "../../platform/index.ts";
 import { parseDuration } from "../../runtime/index.ts";
-import { ownerAnnotation } from "../branch/plan.ts";
-import { suspendTimeoutSeconds } from "../computeendpoint/desired.ts";
-import type { Step } from "../managed/types.ts";
-
-/** The owner mark's place on a project: its default branch's annotations (projects have none). */
-export { ownerAnnotation };
+import { ownerAnnotation } from "../managed/installation.ts";
+import type { Step } from "../managed/kind.ts";
+import { invalidSpec } from "../managed/refusal.ts";
 
 /** The one change a Project makes: a PATCH of the fields that differ. */
-export type Plan = Step & { patch: ProjectPatch };
+export type Plan = Step & { change: "update"; patch: ProjectPatch };
 
 /** spec.historyRetention in the platform's seconds. */
 function retentionSeconds(spec: ProjectSpec): number | undefined {
   if (spec.historyRetention === undefined) return undefined;
   const ms = parseDuration(spec.historyRetention);
   if (ms === undefined)
-    throw new Error(`spec.historyRetention: "${spec.historyRetention}" is not a duration`);
+    throw invalidSpec(`spec.historyRetention: "${spec.historyRetention}" is not a duration`);
   return Math.floor(ms / 1000);
+}
+
+/** spec.defaultEndpointSettings.autosuspend as the platform's `suspend_timeout_seconds`. */
+function suspendTimeout(autosuspend: string): number {
+  const ms = autosuspend === "never" ? "never" : parseDuration(autosuspend);
+  if (ms === undefined)
+    throw invalidSpec(`spec.defaultEndpointSettings.autosuspend: "${autosuspend}" is not a duration`);
+  return suspendTimeoutSeconds(ms);
 }
 
 /** The default endpoint settings the spec states, and only those. */
@@ -35,7 +41,7 @@ function declaredDefaults(spec: ProjectSpec): DefaultEndpointSettings | undefine
   return {
     autoscalingLimitMinCu: d.computeUnits?.min,
     autoscalingLimitMaxCu: d.computeUnits && (d.computeUnits.max ?? d.computeUnits.min),
-    suspendTimeoutSeconds: d.autosuspend === undefined ? undefined : suspendTimeoutSeconds(d.autosuspend),
+    suspendTimeoutSeconds: d.autosuspend === undefined ? undefined : suspendTimeout(d.autosuspend),
     pgSettings: d.pgSettings,
   };
 }
@@ -127,6 +133,7 @@ export function plan(spec: ProjectSpec, project: PlatformProject): Plan | undefi
     message:
       `updating ${names.join(", ")}` +
       (suspends ? " (turning logical replication on suspends the project's active endpoints)" : ""),
+    change: "update",
     patch,
   };
 }

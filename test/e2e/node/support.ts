@@ -7,7 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { stringify } from "yaml";
-import { credentialsSecretLabels } from "../../../src/controllers/credentials.ts";
+import { credentialsSecretLabels } from "../../../src/controllers/managed/credentials.ts";
 import type { NodeCluster } from "../../../scripts/node/cluster.ts";
 import { eventually } from "../../support/kube.ts";
 import { nodeHostPaths, network, processesOf } from "../../../scripts/node/host.ts";

@@ -4,11 +4,11 @@
 // add up, no grant grants nothing. Only the default credentials need a grant: a resource whose
 // spec.credentials names a Secret of its own namespace acts with that key on its own account.
 //
-// Wiring (for a managed controller): add `grantWatches()` to its `watches`, so its caches hold the
-// grants and the namespaces' metadata and a change wakes the resources it may concern (Stalled
-// ones included); in a pass, `grantsOf(pass.cache).check(namespace, want)` before sending anything
-// with the default credentials.
+// A kind takes it as an option (`withGrants`): its caches then hold the grants and the namespaces'
+// metadata, a change wakes the resources it may concern (Stalled ones included), and before a
+// resource sends anything with the default credentials its admission checks what it asks.
 import { CredentialsGrantSpec, credentialsGrantKind, type LabelSelector } from "../../api/grant.ts";
+import type { PlatformClient } from "../../platform/index.ts";
 import {
   objectKey,
   type KubeObject,
@@ -16,6 +16,9 @@ import {
   type Store,
   type WatchSpec,
 } from "../../runtime/index.ts";
+import type { Admission, AdmissionRequest, Option } from "../managed/features.ts";
+import { ownerMark } from "../managed/installation.ts";
+import { outside } from "../managed/refusal.ts";
 
 export const credentialsGrantResource: ResourceKind = {
   group: credentialsGrantKind.group,
@@ -189,4 +192,96 @@ export function grantWatches<T extends KubeObject>(): WatchSpec<T>[] {
       map: (namespace: KubeObject, primary) => keysIn(primary, namespace.metadata.name ?? ""),
     },
   ];
+}
+
+/**
+ * A kind whose resources make projects (Project): a project one of them created is usable by the
+ * other resources of its namespace on the operator's default credentials, as a CredentialsGrant's
+ * `createProjects` promises, once the platform confirms that resource made it.
+ */
+export interface ProjectMaker {
+  kind: ResourceKind;
+  /** The project the resource created (not one it adopted), as its status records it. */
+  created(obj: KubeObject): string | undefined;
+  /**
+   * Whether the platform shows `projectId` made by the resource whose owner mark is `mark`: a
+   * status can be written by whoever may write it, the mark on the platform only by the operator.
+   */
+  confirm(client: PlatformClient, projectId: string, mark: string, signal: AbortSignal): Promise<boolean>;
+}
+
+/** Index of the primary cache: `namespace/project id` of the project each resource acts in. */
+const projectIndex = "grants:project";
+
+/**
+ * The option: the operator's default credentials act only where a CredentialsGrant allows what
+ * `access` asks. A key in a Secret of the resource's own namespace (spec.credentials, or the
+ * operator's own key in a namespaced install) needs no grant: its account is the namespace's own
+ * business. `enabled: false` (an installation that may not read grants) lets the operator's key
+ * serve only its own namespace. A project a resource of the namespace created (`madeBy`: a
+ * Project, with createProjects) is the namespace's own.
+ */
+export function withGrants<Spec, Status>(
+  access: (spec: Spec) => GrantRequest,
+  options: { enabled: boolean; madeBy?: readonly ProjectMaker[] },
+): Option<Spec, Status, PlatformClient> {
+  const madeBy = options.madeBy ?? [];
+  const admission: Admission<Spec, PlatformClient> = {
+    async admit(request) {
+      const { obj, spec, credentials } = request;
+      const namespace = obj.metadata.namespace ?? "";
+      if (!credentials.isDefault || credentials.namespace === namespace) return;
+      if (!options.enabled) {
+        throw outside(
+          "NotGranted",
+          `this installation of the operator may not read CredentialsGrants (a namespaced install), so its own key serves only namespace ${credentials.namespace}: set spec.credentials to a Secret of this namespace`,
+        );
+      }
+      const want = access(spec);
+      const denied = grantsOf((kind) => request.cache(kind)).check(namespace, want);
+      if (denied && !(await madeInNamespace(request, madeBy, namespace, want))) {
+        throw outside(denied.reason, denied.message);
+      }
+    },
+    indexes: {
+      [projectIndex]: (obj: KubeObject & { spec?: unknown }) => {
+        const projectId = (obj.spec as { projectId?: unknown } | undefined)?.projectId;
+        return typeof projectId === "string" ? [`${obj.metadata.namespace ?? ""}/${projectId}`] : [];
+      },
+    },
+    watches: [
+      ...(options.enabled ? grantWatches() : []),
+      // A resource that makes a project (a Project) wakes the resources of its namespace acting in
+      // that project: its project may be usable by them now.
+      ...madeBy.map((maker): WatchSpec => ({
+        kind: maker.kind,
+        map: (made, primary) => {
+          const id = maker.created(made);
+          return id === undefined
+            ? []
+            : primary.byIndex(projectIndex, `${made.metadata.namespace ?? ""}/${id}`);
+        },
+      })),
+    ],
+  };
+  return (features) => (features.admission = admission);
+}
+
+/** Whether the one project `want` names was created by a resource of the namespace, as the platform confirms. */
+async function madeInNamespace<Spec>(
+  request: AdmissionRequest<Spec, PlatformClient>,
+  madeBy: readonly ProjectMaker[],
+  namespace: string,
+  want: GrantRequest,
+): Promise<boolean> {
+  const projectId = want.projectId;
+  if (projectId === undefined || want.createProject || want.mintApiKeys) return false;
+  for (const maker of madeBy) {
+    for (const made of request.cache(maker.kind).list(namespace)) {
+      if (made.metadata.deletionTimestamp || maker.created(made) !== projectId) continue;
+      const mark = ownerMark(request.installationId, maker.kind.kind, namespace, made.metadata.name ?? "");
+      if (await maker.confirm(request.credentials.client, projectId, mark, request.signal)) return true;
+    }
+  }
+  return false;
 }

@@ -1,9 +1,23 @@
 // Which reset of its branch a connection Secret must follow, read from the Branch resources of the
-// namespace, without an API server.
+// namespace (the follow the ComputeEndpoint kind declares), without an API server.
 import { describe, expect, it } from "vitest";
-import type { Store } from "../../runtime/index.ts";
-import type { BranchObject } from "./index.ts";
-import { branchResets, resetMarker } from "./resets.ts";
+import type { BranchSpec, BranchStatus } from "../../api/branch.ts";
+import type { KubeObject, Store } from "../../runtime/index.ts";
+import { applyFollows, managesIndex } from "../managed/references.ts";
+import { followBranchResets, resetMarker, type BranchResets } from "./branch-resets.ts";
+
+interface BranchObject extends KubeObject {
+  spec: BranchSpec;
+  status?: BranchStatus;
+}
+type Spec = { branchId?: string; branchResets?: BranchResets };
+const follow = followBranchResets<Spec, { branchId?: string }>();
+
+/** What a ComputeEndpoint on branch `branchId` in `namespace` is lent. */
+function branchResets(branches: Store<KubeObject>, namespace: string, branchId: string) {
+  return applyFollows<Spec, { branchId?: string }>({ branchId }, {}, namespace, [follow], () => branches)
+    .branchResets;
+}
 
 function branchResource(
   name: string,
@@ -26,12 +40,17 @@ function branchResource(
   };
 }
 
-function store(...objects: BranchObject[]): Store<BranchObject> {
+/** The Branch cache, with the index the controller adds for the follow. */
+function store(...objects: BranchObject[]): Store<KubeObject> {
+  const key = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`;
   return {
     get: (ns, name) => objects.find((o) => o.metadata.namespace === ns && o.metadata.name === name),
-    getByKey: () => undefined,
+    getByKey: (k) => objects.find((o) => key(o) === k),
     list: (ns) => objects.filter((o) => ns === undefined || o.metadata.namespace === ns),
-    byIndex: () => [],
+    byIndex: (index, value) =>
+      index === managesIndex(follow.kind)
+        ? objects.filter((o) => `${o.metadata.namespace ?? ""}/${follow.manages(o) ?? ""}` === value).map(key)
+        : [],
   };
 }
 
@@ -45,27 +64,20 @@ describe("the reset a connection Secret follows", () => {
     );
   });
 
-  it("is read from the Branch named by branchRef, or the one managing the branch id", () => {
+  it("is read from the Branch of the namespace managing the branch id, whatever its name", () => {
     const reset = { branchId: "br-1", lastResetAt: "2026-11-23T05:00:00Z", restoredFromParentAt: "x" };
     const branches = store(branchResource("preview", reset));
-    expect(branchResets(branches, "ns", "br-1", "preview")).toEqual({
-      marker: "2026-11-23T05:00:00Z x",
-      settling: false,
-    });
-    expect(branchResets(branches, "ns", "br-1", undefined)).toEqual({
+    expect(branchResets(branches, "ns", "br-1")).toEqual({
       marker: "2026-11-23T05:00:00Z x",
       settling: false,
     });
     // Another namespace's Branch, or another branch: nothing known.
-    expect(branchResets(branches, "other", "br-1", undefined)).toEqual({
-      marker: undefined,
-      settling: false,
-    });
-    expect(branchResets(branches, "ns", "br-2", undefined)).toEqual({ marker: undefined, settling: false });
+    expect(branchResets(branches, "other", "br-1")).toEqual({ marker: undefined, settling: false });
+    expect(branchResets(branches, "ns", "br-2")).toEqual({ marker: undefined, settling: false });
   });
 
   it("is settling while the Branch is not Ready (its roles may not be back yet)", () => {
     const branches = store(branchResource("preview", { branchId: "br-1", lastResetAt: "t" }, "False"));
-    expect(branchResets(branches, "ns", "br-1", "preview")).toEqual({ marker: "t ", settling: true });
+    expect(branchResets(branches, "ns", "br-1")).toEqual({ marker: "t ", settling: true });
   });
 });

@@ -1,26 +1,21 @@
-// A child made with its parent's create (children.ts), with the kinds that use it: which
+// A ComputeEndpoint made with its Branch's create (the carried option, managed/carried.ts): which
 // ComputeEndpoint's read-write endpoint a Branch's create makes, what the create carries, what the
 // Branch's status records, how that record is recovered, and which resource it hands the endpoint to.
 import { describe, expect, it } from "vitest";
 import { BranchSpec, type BranchStatus } from "../../api/branch.ts";
 import { ComputeEndpointSpec } from "../../api/computeendpoint.ts";
-import type { KubeObject, ResourceKind, Store } from "../../runtime/index.ts";
-import { branchResourceKind } from "../branch/index.ts";
-import { computeEndpointManagedKind, computeEndpointResourceKind } from "../computeendpoint/index.ts";
+import type { KubeObject, Store } from "../../runtime/index.ts";
+import { carriedIndex, parentOf, recoverCarried, toCarry, type ParentPass } from "../managed/carried.ts";
+import { handedOver } from "../managed/references.ts";
+import { ownerMark } from "../managed/installation.ts";
 import type { KindControllerOptions } from "../options.ts";
-import { childIndex, childToCreate, handedOver, parentsOf, recoverChild } from "./children.ts";
-import { ownerMark } from "./installation.ts";
-import type { ManagedKind, Pass, Step } from "./types.ts";
+import { computeEndpoint, computeEndpointCarried, computeEndpointResourceKind } from "./index.ts";
 
 const installation = "0a1b2c3d";
-const endpointKind = computeEndpointManagedKind({ resyncPeriodMs: 600_000 } as KindControllerOptions);
-const branchKind = {
-  resource: { ...branchResourceKind, apiVersion: "neoncloud.dev/v1alpha1" },
-  credentials: (spec: BranchSpec) => spec.credentials,
-  projectOf: (spec: BranchSpec) => spec.projectId,
-  children: () => [endpointKind],
-  adapter: { annotationsOf: (b: { annotations?: Record<string, string> }) => b.annotations },
-} as unknown as ManagedKind<BranchSpec, BranchStatus, { annotations?: Record<string, string> }, Step>;
+const child = computeEndpointCarried(computeEndpoint({ resyncPeriodMs: 600_000 } as KindControllerOptions));
+const children = [child];
+/** What a Branch of project `proj` with the spec's credentials asks. */
+const parent = (spec: BranchSpec) => ({ scope: spec.projectId, credentials: spec.credentials });
 
 interface Ce extends KubeObject {
   spec: Record<string, unknown>;
@@ -41,32 +36,34 @@ function ce(name: string, spec: Record<string, unknown>, more: Partial<Ce> = {})
 function store(objects: KubeObject[]): Store<KubeObject> {
   const key = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
   const byKey = new Map(objects.map((o) => [key(o), o]));
-  const parents = parentsOf(endpointKind, branchResourceKind);
+  const parents = parentOf(child);
   return {
     get: (namespace, name) => byKey.get(`${namespace}/${name}`),
     getByKey: (k) => byKey.get(k),
     list: () => [...byKey.values()],
     byIndex: (index, value) =>
-      index === childIndex(computeEndpointResourceKind)
+      index === carriedIndex(computeEndpointResourceKind)
         ? objects.filter((o) => parents(o).includes(value)).map(key)
         : [],
   };
 }
 
-function pass(endpoints: Ce[], spec: Record<string, unknown> = {}, status: BranchStatus = {}) {
+function pass(endpoints: Ce[], status: BranchStatus = {}): ParentPass {
   return {
     obj: {
       apiVersion: "neoncloud.dev/v1alpha1",
       kind: "Branch",
       metadata: { name: "preview", namespace: "team" },
     },
-    spec: BranchSpec.parse({ projectId: "proj", ...spec }),
     status,
     deleting: false,
     mark: ownerMark(installation, "Branch", "team", "preview"),
-    cache: () => store(endpoints),
-  } as unknown as Pass<BranchSpec, BranchStatus>;
+    cache: () => store(endpoints) as Store<never>,
+  };
 }
+const branchSpec = (spec: Record<string, unknown> = {}) => BranchSpec.parse({ projectId: "proj", ...spec });
+const carry = (endpoints: Ce[], spec: Record<string, unknown> = {}) =>
+  toCarry(pass(endpoints), children, parent(branchSpec(spec)));
 
 const markOf = (name: string) => ownerMark(installation, "ComputeEndpoint", "team", name);
 
@@ -78,10 +75,10 @@ describe("the endpoint a Branch's create makes", () => {
       pgSettings: { work_mem: "4MB" },
       pooler: { enabled: true },
     });
-    const made = childToCreate(branchKind, pass([wanted]));
-    expect(made?.create.annotations).toEqual({ "neoncloud.dev/endpoint-owner": markOf("preview") });
+    const made = carry([wanted]);
+    expect(made?.carried.marks).toEqual({ "neoncloud.dev/endpoint-owner": markOf("preview") });
     // The pooler is not in the body's options: the ComputeEndpoint's first PATCH sets it.
-    expect(made?.create.body).toEqual({
+    expect(made?.carried.body).toEqual({
       endpoints: [
         {
           type: "read_write",
@@ -108,12 +105,12 @@ describe("the endpoint a Branch's create makes", () => {
     ],
     ["one naming another Branch", ce("other", { branchRef: { name: "other" } })],
   ])("is none for %s: it makes its own, or none", (_, endpoint) => {
-    expect(childToCreate(branchKind, pass([endpoint]))).toBeUndefined();
+    expect(carry([endpoint])).toBeUndefined();
   });
 
   it("with the same key named on both, is made", () => {
     const key = { credentials: { secretName: "team-key" } };
-    expect(childToCreate(branchKind, pass([ce("keyed", key)], key))?.status).toEqual({
+    expect(carry([ce("keyed", key)], key)?.status).toEqual({
       endpoint: { name: "keyed", uid: "uid-keyed" },
     });
   });
@@ -121,26 +118,26 @@ describe("the endpoint a Branch's create makes", () => {
   it("of two, is the older one's: the one the branch's read-write claim goes to", () => {
     const [newer, older] = [ce("newer", {}), ce("older", {})];
     older.metadata.creationTimestamp = "2026-11-25T00:00:00Z";
-    expect(childToCreate(branchKind, pass([newer, older]))?.status).toEqual({
+    expect(carry([newer, older])?.status).toEqual({
       endpoint: { name: "older", uid: "uid-older" },
     });
   });
 });
 
 describe("what a Branch's status lost of the endpoint its create made", () => {
-  const annotated = { annotations: { "neoncloud.dev/endpoint-owner": markOf("preview") } };
+  const marks = { "neoncloud.dev/endpoint-owner": markOf("preview") };
 
   it("is recorded again for the ComputeEndpoint the branch's annotation names", () => {
-    expect(recoverChild(branchKind, pass([ce("preview", {}), ce("other", {})]), annotated)).toEqual({
+    expect(recoverCarried(pass([ce("preview", {}), ce("other", {})]), children, marks)).toEqual({
       endpoint: { name: "preview", uid: "uid-preview" },
     });
   });
 
   it("is nothing when status has it, the branch has no such annotation, or that resource is gone", () => {
-    const recorded = { endpoint: { name: "preview", uid: "uid-preview" } };
-    expect(recoverChild(branchKind, pass([ce("preview", {})], {}, recorded), annotated)).toBeUndefined();
-    expect(recoverChild(branchKind, pass([ce("preview", {})]), {})).toBeUndefined();
-    expect(recoverChild(branchKind, pass([ce("other", {})]), annotated)).toBeUndefined();
+    const recorded = { endpoint: { name: "preview", uid: "uid-preview" } } as BranchStatus;
+    expect(recoverCarried(pass([ce("preview", {})], recorded), children, marks)).toBeUndefined();
+    expect(recoverCarried(pass([ce("preview", {})]), children, {})).toBeUndefined();
+    expect(recoverCarried(pass([ce("other", {})]), children, marks)).toBeUndefined();
   });
 });
 
@@ -149,17 +146,10 @@ describe("the ComputeEndpoint an endpoint made with its branch is handed to", ()
     metadata: { name: "preview", namespace: "team" },
     status: { branchId: "br-1", endpoint },
   });
-  const cache = (b: KubeObject) => (kind: ResourceKind) =>
-    ({
-      get: (_ns: string, name: string) => (kind.kind === "Branch" && name === "preview" ? b : undefined),
-    }) as unknown as Store<KubeObject>;
   const mine = ce("db", {});
-  const spec = ComputeEndpointSpec.parse(mine.spec);
 
   it("is the one the Branch's status names by name and UID", () => {
-    expect(
-      handedOver(endpointKind, spec, mine, cache(branch({ name: "db", uid: "uid-db" }) as KubeObject)),
-    ).toBe(true);
+    expect(handedOver(branch({ name: "db", uid: "uid-db" }) as KubeObject, "endpoint", mine)).toBe(true);
   });
 
   it.each([
@@ -167,6 +157,6 @@ describe("the ComputeEndpoint an endpoint made with its branch is handed to", ()
     ["an earlier resource of the same name", { name: "db", uid: "uid-old" }],
     ["nobody", undefined],
   ])("is not this one when recorded for %s", (_, recorded) => {
-    expect(handedOver(endpointKind, spec, mine, cache(branch(recorded) as KubeObject))).toBe(false);
+    expect(handedOver(branch(recorded) as KubeObject, "endpoint", mine)).toBe(false);
   });
 });

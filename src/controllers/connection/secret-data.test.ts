@@ -1,18 +1,19 @@
 // The connection Secret's decisions, without an API server: what a pass does for which Secret and
 // status, what the Secret holds, and how a platform URI is read.
 import { describe, expect, it } from "vitest";
-import { secretStep, type SecretFacts } from "./connection.ts";
+import { parseConnectionUri } from "./secrets.ts";
 import {
   connectionOf,
   connectionSecretData,
   isCurrent,
-  parseConnectionUri,
+  secretStep,
+  type SecretFacts,
   passwordOf,
   passwordOfAnnotation,
   connectionOfAnnotation,
   branchResetAnnotation,
   type SecretTarget,
-} from "./connection-secret.ts";
+} from "./secret-data.ts";
 
 const facts = (f: Partial<SecretFacts>): SecretFacts => ({
   current: false,

@@ -1,14 +1,11 @@
-// Which platform API key a resource acts with: the Secret its spec names (in
-// its own namespace), or the operator's default. One PlatformClient per key
-// (platform/accounts.ts), so resources that share a key share its connection pool, and
-// keys of one account share its rate budget. A Secret is read as credentials
-// only when it is labelled as such (credentialsLabel), so a resource cannot
-// make the operator send any other Secret's value to the platform.
-import type { Logger } from "pino";
-import type { SecretKeyRef } from "../api/fields.ts";
-import type { PlatformClient, PlatformClientOptions } from "../platform/index.ts";
-import { Accounts } from "../platform/index.ts";
-import type { KubeClient, KubeObject, Store } from "../runtime/index.ts";
+// Which API key a resource acts with: the Secret its spec names (in its own namespace), or the
+// operator's default. A Secret is read as credentials only when it is labelled as such
+// (credentialsLabel), so a resource cannot make the operator send any other Secret's value to the
+// platform. What a key connects to is the operator's wiring (`connect`: src/controllers/access/
+// platform-access.ts gives one platform client per key, keys of one account sharing its budget).
+import type { SecretKeyRef } from "../../api/fields.ts";
+import type { KubeClient, KubeObject, Store } from "../../runtime/index.ts";
+import { Refusal } from "./refusal.ts";
 
 export const secretKind = { group: "", version: "v1", plural: "secrets", kind: "Secret" } as const;
 
@@ -58,19 +55,16 @@ export function parseDefaultCredentials(
  * so status does not tell which Secrets or keys exist. Retried when the Secret appears or changes
  * (the controllers watch Secrets).
  */
-export class CredentialsNotFoundError extends Error {
-  readonly reason = "CredentialsNotFound";
-  /** Also re-checked now and then, in case a watch event was missed. */
-  readonly retryAfterMs = 60_000;
-  readonly terminal = false;
+export class CredentialsNotFoundError extends Refusal {
   constructor(message: string) {
-    super(message);
+    // Outside the spec (a Secret to make or label); its watch wakes the resource sooner.
+    super("CredentialsNotFound", "outside", message);
     this.name = "CredentialsNotFoundError";
   }
 }
 
 /** Credentials found in their Secret, not yet used. */
-export interface FoundCredentials {
+export interface FoundCredentials<Client> {
   /** `namespace/name` of the Secret, for messages: never the key itself. */
   source: string;
   /** True when the operator's own key is used (a 401 then concerns the operator's installation). */
@@ -80,11 +74,7 @@ export interface FoundCredentials {
   /** The Secret's resourceVersion: a refused key is retried at once when its Secret changes. */
   version: string | undefined;
   /** The key's client (its account identified on first use). */
-  connect(): Promise<PlatformClient>;
-}
-
-export interface ResolvedCredentials extends FoundCredentials {
-  client: PlatformClient;
+  connect(): Promise<Client>;
 }
 
 export type SecretLookup = (namespace: string, name: string) => Secret | undefined;
@@ -106,24 +96,14 @@ function notUsable(secret: string, isDefault: boolean, key: string): string {
   );
 }
 
-export class PlatformAccess {
-  readonly accounts: Accounts;
+/** The keys resources may act with, and what a key connects to. */
+export class Access<Client> {
   private readonly defaults: DefaultCredentials | undefined;
+  private readonly connect: (apiKey: string) => Promise<Client>;
 
-  constructor(options: {
-    baseUrl: string;
-    defaultCredentials?: DefaultCredentials | undefined;
-    clientOptions?: Omit<PlatformClientOptions, "apiKey" | "baseUrl" | "budget">;
-    logger?: Logger;
-    /** A key's client unused this long is closed (default 15 min). */
-    idleMs?: number;
-  }) {
-    this.defaults = options.defaultCredentials;
-    this.accounts = new Accounts({
-      baseUrl: options.baseUrl,
-      clientOptions: { ...options.clientOptions, ...(options.logger ? { logger: options.logger } : {}) },
-      ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
-    });
+  constructor(defaults: DefaultCredentials | undefined, connect: (apiKey: string) => Promise<Client>) {
+    this.defaults = defaults;
+    this.connect = connect;
   }
 
   /** The Secret a resource's credentials come from, for watch mappings. */
@@ -135,7 +115,7 @@ export class PlatformAccess {
     return this.defaults ? { namespace: this.defaults.namespace, name: this.defaults.name } : undefined;
   }
 
-  find(namespace: string, ref: SecretKeyRef | undefined, lookup: SecretLookup): FoundCredentials {
+  find(namespace: string, ref: SecretKeyRef | undefined, lookup: SecretLookup): FoundCredentials<Client> {
     const target = ref
       ? { namespace, name: ref.secretName, key: ref.key }
       : this.defaults
@@ -157,7 +137,7 @@ export class PlatformAccess {
       isDefault: !ref,
       namespace: target.namespace,
       version: secret.metadata.resourceVersion,
-      connect: () => this.accounts.client(apiKey),
+      connect: () => this.connect(apiKey),
     };
   }
 
@@ -168,12 +148,12 @@ export class PlatformAccess {
    * The platform refused these credentials: every resource using them waits together (a 401 is a
    * property of the key, not of one resource), until `forMs` passes or the Secret changes.
    */
-  reject(credentials: FoundCredentials, forMs: number): void {
+  reject(credentials: FoundCredentials<Client>, forMs: number): void {
     this.rejected.set(credentials.source, { version: credentials.version, until: Date.now() + forMs });
   }
 
   /** How long the credentials still wait after a refusal; undefined when they may be tried. */
-  rejectedFor(credentials: FoundCredentials): number | undefined {
+  rejectedFor(credentials: FoundCredentials<Client>): number | undefined {
     const entry = this.rejected.get(credentials.source);
     if (!entry) return undefined;
     const left = entry.until - Date.now();
@@ -182,10 +162,6 @@ export class PlatformAccess {
       return undefined;
     }
     return left;
-  }
-
-  close(): Promise<void> {
-    return this.accounts.close();
   }
 }
 
@@ -207,13 +183,13 @@ export class CredentialsLookup {
     this.maxAgeMs = options.maxAgeMs ?? 10_000;
   }
 
-  async find(
-    access: PlatformAccess,
+  async find<Client>(
+    access: Access<Client>,
     namespace: string,
     ref: SecretKeyRef | undefined,
     cache: Store<Secret>,
     kube: KubeClient,
-  ): Promise<FoundCredentials> {
+  ): Promise<FoundCredentials<Client>> {
     const target = access.secretFor(namespace, ref);
     const secret = target
       ? await this.secret(target.namespace, target.name, cache, kube, ref !== undefined)

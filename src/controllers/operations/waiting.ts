@@ -1,11 +1,27 @@
-// The platform's operations as a resource shows them: the operations of its last change, in
-// status, waited for before the platform object is looked at again; and the words a resource
-// shows while they run (or while the platform retries one).
+// Waiting for the platform's operations (withOperations, the layer's `Waiting`): the operations of
+// a resource's last change, in its status, waited for before its platform object is looked at
+// again; the words a resource shows while they run (or while the platform retries one); and when
+// to look first after a change. One project's tracker answers every resource waiting in it with
+// one list (src/platform/operations.ts).
 import type { StatusOperation } from "../../api/operations.ts";
-import { isSettled, type Operation, type OperationsOutcome } from "../../platform/index.ts";
-import { Problem } from "./errors.ts";
-import { nextPoll } from "./polling.ts";
-import type { ManagedStatus, Pass, Verdict } from "./types.ts";
+import {
+  isSettled,
+  type Operation,
+  type OperationsOutcome,
+  type PlatformClient,
+} from "../../platform/index.ts";
+import type { Option, Run, Settled, Waiting } from "../managed/features.ts";
+import type { Verdict } from "../managed/kind.ts";
+import { nextPoll } from "../managed/polling.ts";
+import { Refusal } from "../managed/refusal.ts";
+import { firstLook } from "./looks.ts";
+
+/** The status every kind waiting on operations has. */
+export interface OperationsStatus {
+  operations?: StatusOperation[] | undefined;
+  observedGeneration?: number | undefined;
+  conditions?: { type: string; status: string; reason: string; message: string }[] | undefined;
+}
 
 export function statusOperations(operations: readonly Operation[]): StatusOperation[] {
   return operations.map((op) => ({
@@ -68,57 +84,69 @@ export function describeOperations(ops: readonly { action: string; id: string }[
   return ops.map((op) => `${op.action} ${op.id}`).join(", ");
 }
 
-/** The last change still runs: what the resource shows meanwhile, and when it looks again. */
-export interface Running<Status> {
-  status: Partial<Status>;
-  ready: Verdict;
-  retryAfterMs: number;
-}
-
 /**
  * Waits out the operations of the resource's last change, as recorded in its status. Still
  * running: what to show (while nothing new happened, the status keeps saying what is under way,
- * "Creating", "Updating", and a poll writes nothing). Failed for good: a Problem
- * (`OperationFailed`, retried with backoff). Otherwise undefined, with the operations as they
- * ended in `ended`.
+ * "Creating", "Updating", and a poll writes nothing). Failed for good: a Refusal
+ * (`OperationFailed`, retried with backoff, with a Warning). Otherwise ended, with the operations
+ * as they ended.
  */
-export async function lastChange<Status extends ManagedStatus>(
-  pass: Pass<unknown, Status>,
-  projectId: string,
-  ended: { operations?: StatusOperation[] | undefined },
-): Promise<Running<Status> | undefined> {
-  const { status } = pass;
+export async function lastChange<Status extends OperationsStatus>(
+  run: Run<unknown, Status, PlatformClient>,
+  projectId: string | undefined,
+): Promise<Settled<Status>> {
+  const { status } = run;
   const before = status.operations;
-  ended.operations = before;
-  if (!operationsRunning(before)) return undefined;
-  const outcome = await pass.client.waitForOperations(projectId, trackedOperations(before ?? [], projectId), {
-    wake: { key: pass.mark, call: () => pass.wake() },
+  if (projectId === undefined || !operationsRunning(before)) {
+    return { state: "ended", status: { operations: before } as Partial<Status> };
+  }
+  const outcome = await run.client.waitForOperations(projectId, trackedOperations(before ?? [], projectId), {
+    wake: { key: run.mark, call: () => run.wake() },
   });
   const operations = statusOperations(outcome.operations);
-  ended.operations = operations;
   if (outcome.state === "failed") {
-    throw new Problem<Status>(
+    throw new Refusal<Status>(
       "OperationFailed",
+      "transient",
       `operation ${describeOperations(outcome.failed)} failed (failures_count ${outcome.failuresCount})`,
-      { status: { operations } as Partial<Status> },
+      { status: { operations } as Partial<Status>, warn: true },
     );
   }
-  if (outcome.state !== "running") return undefined;
+  if (outcome.state !== "running") return { state: "ended", status: { operations } as Partial<Status> };
   let [reason, message] = waitingFor(outcome);
   const ready = status.conditions?.find((c) => c.type === "Ready");
   if (
     reason === "OperationsRunning" &&
     ready?.status === "False" &&
     sameOperations(before, operations) &&
-    status.observedGeneration === pass.obj.metadata.generation
+    status.observedGeneration === run.obj.metadata.generation
   ) {
     [reason, message] = [ready.reason, ready.message];
   }
+  const verdict: Verdict = ["False", reason, message];
   return {
+    state: "running",
     status: { operations } as Partial<Status>,
-    ready: ["False", reason, message],
+    ready: verdict,
     // Alone in its project (or waiting on its next change's turn), when a look could tell more;
     // else on the shared poll ticks.
     retryAfterMs: outcome.nextLookMs ?? nextPoll(outcome.retryAfterMs),
   };
+}
+
+/**
+ * The option: a kind whose changes start the platform's operations in the project `projectOf`
+ * names waits for them (`pollMs`: the poll interval, about 5 s as the platform recommends).
+ */
+export function withOperations<Spec, Status extends OperationsStatus>(
+  projectOf: (spec: Spec, status: Status) => string | undefined,
+  pollMs: number,
+): Option<Spec, Status, PlatformClient> {
+  const waiting: Waiting<Spec, Status, PlatformClient> = {
+    settle: (run) => lastChange(run as Run<unknown, Status, PlatformClient>, projectOf(run.spec, run.status)),
+    record: (operations) => ({ operations: statusOperations(operations as Operation[]) }) as Partial<Status>,
+    firstLook: (run, operations) => firstLook(run.client, operations as Operation[], pollMs),
+    scope: projectOf,
+  };
+  return (features) => (features.waiting = waiting);
 }
