@@ -10,7 +10,6 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizers.ts";
 import { Informer, type IndexFunc, type InformerOptions, type Store } from "./informer.ts";
 import {
   apiVersionOf,
-  isApiServerUnavailable,
   objectKey,
   parseKey,
   type KubeClient,
@@ -19,17 +18,11 @@ import {
 } from "./kube.ts";
 import { inReconcile, silentLogger, type Logger } from "./log.ts";
 import type { Metrics, ReconcileResult } from "./metrics.ts";
-import { pause } from "./pause.ts";
+import { ApiServerOutage } from "./outage.ts";
+import { OwnWrites } from "./own-writes.ts";
 import { StatusWriter, type StatusPatchOptions } from "./status.ts";
 import type { CacheTransform } from "./transform.ts";
-import {
-  WorkQueue,
-  backoffDelay,
-  duePriority,
-  jittered,
-  lowPriority,
-  type BackoffOptions,
-} from "./workqueue.ts";
+import { WorkQueue, duePriority, jittered, lowPriority, type BackoffOptions } from "./workqueue.ts";
 
 /** What a reconciler gets besides the object. */
 export interface Context<T extends KubeObject> {
@@ -119,9 +112,6 @@ export interface ControllerDeps {
   log?: Logger;
 }
 
-/** How long a reconcile waits for the cache to show this controller's own write before reading afresh. */
-const ownWriteWaitMs = 2_000;
-
 function kindId(kind: ResourceKind): string {
   return `${kind.plural}.${kind.group || "core"}`;
 }
@@ -134,42 +124,21 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly log: Logger;
   private readonly informers = new Map<string, Informer>();
   private readonly statusWriter: StatusWriter;
-  /**
-   * This controller's last write per key (status, finalizer), until the cache
-   * shows it. A reconcile must not start from a cached copy older than its own
-   * write: it would act on status it already superseded (a second restart, say).
-   * `written` holds every version this controller wrote since, so the watch events
-   * of its own writes can be told apart from changes made by anyone else.
-   */
-  private readonly ownWrites = new Map<
-    string,
-    { resourceVersion: string; at: number; written: Set<string> }
-  >();
+  /** This controller's own writes, as its watch echoes them back (own-writes.ts). */
+  private readonly own = new OwnWrites();
   /**
    * Keys that failed terminally, with the generation that failed: no backoff retries, and the
    * object's own updates (status writes) do not bring it back; a new generation, a change of
    * something it watches, or a resync does.
    */
   private readonly terminal = new Map<string, number | undefined>();
-  /**
-   * Keys whose last attempt failed because the API server did not answer. An outage is not the
-   * object's fault: they wait, with no failure counted against them, until the server answers
-   * again (the probe below, or an informer reconnecting), then go at once.
-   */
-  private readonly awaitingApiServer = new Set<string>();
-  /** Stops the probe of the API server that runs while keys wait for it. */
-  private probe: AbortController | undefined;
+  /** Keys that wait for the API server to answer again (outage.ts). */
+  private readonly outage: ApiServerOutage;
   private queue: WorkQueue | undefined;
   private term: AbortController | undefined;
   private workers: Promise<void>[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
   private running = 0;
-  /**
-   * Keys being reconciled, with the versions their watch events brought meanwhile. The echo of a
-   * write can arrive before the write's own answer; which versions were this controller's is
-   * known only once its writes have answered, so the decision waits for the reconcile's end.
-   */
-  private readonly updatedWhileReconciling = new Map<string, Set<string>>();
   private peak = 0;
 
   constructor(options: ControllerOptions<T>, deps: ControllerDeps) {
@@ -178,6 +147,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.kind = options.kind;
     this.log = (deps.log ?? silentLogger).child({ controller: this.metricsName });
     this.statusWriter = new StatusWriter(deps.client, options.kind);
+    // The question is a list of one object of this controller's kind: the path its work needs,
+    // the kind being served included.
+    this.outage = new ApiServerOutage(
+      (signal) => deps.client.list(options.kind, { namespace: options.namespaces?.[0], limit: 1, signal }),
+      (keys) => {
+        if (this.queue) this.enqueueAll(keys);
+      },
+      this.log,
+    );
     const informerOptions = (labelSelector?: string): InformerOptions => ({
       ...options.informer,
       namespaces: options.namespaces,
@@ -190,24 +168,20 @@ export class Controller<T extends KubeObject = KubeObject> {
     const primary = this.informer.store;
     this.informer.on({
       add: (o) => {
-        this.cacheCaughtUp(o);
+        this.own.echoed(o);
         this.enqueue(objectKey(o));
       },
       update: (_, o) => {
         // The echo of this controller's own write carries nothing new: the reconcile that wrote
-        // it has already chosen what comes next (a poll, a turn, nothing). Queuing it again would
-        // cost a reconcile per status write, and in a storm a place in the line.
-        if (this.cacheCaughtUp(o)) return;
-        const during = this.updatedWhileReconciling.get(objectKey(o));
-        const resourceVersion = o.metadata.resourceVersion;
-        if (during && resourceVersion) during.add(resourceVersion);
-        else this.enqueue(objectKey(o));
-      },
-      delete: (o) => {
-        this.ownWrites.delete(objectKey(o));
+        // it has already chosen what comes next (a poll, a turn, nothing).
+        if (this.own.echoed(o) || this.own.holdDuringReconcile(o)) return;
         this.enqueue(objectKey(o));
       },
-      reconnected: () => this.retryAwaitingApiServer(),
+      delete: (o) => {
+        this.own.forget(objectKey(o));
+        this.enqueue(objectKey(o));
+      },
+      reconnected: () => this.outage.answered(),
     });
     for (const w of options.watches ?? []) {
       // A watch of the primary kind itself (a Branch waking the Branches created from it) rides
@@ -220,7 +194,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         add: (o) => this.retryAll(w.map(o, primary)),
         update: (old, o) => this.retryAll([...w.map(old, primary), ...w.map(o, primary)]),
         delete: (o) => this.retryAll(w.map(o, primary)),
-        reconnected: () => this.retryAwaitingApiServer(),
+        reconnected: () => this.outage.answered(),
       });
     }
     for (const o of options.owns ?? []) {
@@ -233,7 +207,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         add: (obj) => this.retryAll(owners(obj)),
         update: (old, obj) => this.retryAll([...owners(old), ...owners(obj)]),
         delete: (obj) => this.retryAll(owners(obj)),
-        reconnected: () => this.retryAwaitingApiServer(),
+        reconnected: () => this.outage.answered(),
       });
     }
   }
@@ -310,9 +284,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const term = this.term;
     if (!queue || !term) return;
     this.queue = undefined;
-    this.awaitingApiServer.clear();
-    this.probe?.abort();
-    this.probe = undefined;
+    this.outage.stop();
     clearTimeout(this.resyncTimer);
     if (deadlineMs <= 0) term.abort(new Error("stopped acting"));
     const drained = await queue.drain(deadlineMs);
@@ -345,45 +317,19 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.queue?.add(key);
   }
 
-  private noteOwnWrite(obj: KubeObject): void {
-    const resourceVersion = obj.metadata.resourceVersion;
-    if (!resourceVersion) return;
-    const key = objectKey(obj);
-    // Its echo came first: the cache shows this write already, and it is no one else's change.
-    if (this.updatedWhileReconciling.get(key)?.delete(resourceVersion)) {
-      this.ownWrites.delete(key);
-      return;
-    }
-    const written = this.ownWrites.get(key)?.written ?? new Set<string>();
-    written.add(resourceVersion);
-    this.ownWrites.set(key, { resourceVersion, at: Date.now(), written });
-  }
-
-  /** Notes that the cache shows `obj`; true when that version is one this controller wrote. */
-  private cacheCaughtUp(obj: KubeObject): boolean {
-    const key = objectKey(obj);
-    const own = this.ownWrites.get(key);
-    const resourceVersion = obj.metadata.resourceVersion;
-    if (!own || !resourceVersion || !own.written.has(resourceVersion)) return false;
-    own.written.delete(resourceVersion);
-    if (own.resourceVersion === resourceVersion) this.ownWrites.delete(key);
-    return true;
-  }
-
   /**
-   * The object to reconcile: the cached copy, unless it predates this
-   * controller's own last write. Then wait a moment for the watch to deliver
-   * the write (the usual case: milliseconds), and past that read it afresh.
+   * The object to reconcile: the cached copy, unless it predates this controller's own last write.
+   * Then wait a moment for the watch to deliver the write (the usual case: milliseconds), and past
+   * that read it afresh.
    */
   private async current(key: string, queue: WorkQueue): Promise<T | "wait" | undefined> {
     const cached = this.informer.getByKey(key);
-    const own = this.ownWrites.get(key);
-    if (!cached || !own || cached.metadata.resourceVersion === own.resourceVersion) return cached;
-    if (Date.now() - own.at < ownWriteWaitMs) {
+    const standing = this.own.standing(key, cached);
+    if (standing === "current") return cached;
+    if (standing === "wait") {
       queue.addAfter(key, 20, duePriority);
       return "wait";
     }
-    this.ownWrites.delete(key);
     const { namespace, name } = parseKey(key);
     return this.deps.client.get<T>(this.kind, namespace, name);
   }
@@ -402,16 +348,6 @@ export class Controller<T extends KubeObject = KubeObject> {
     for (const key of new Set(keys)) this.enqueue(key);
   }
 
-  /** The API server answers again: objects that failed for want of it go now, not at their backoff. */
-  private retryAwaitingApiServer(): void {
-    if (!this.queue || this.awaitingApiServer.size === 0) return;
-    this.log.info(
-      { objects: this.awaitingApiServer.size },
-      "API server back; retrying objects that waited for it",
-    );
-    this.enqueueAll([...this.awaitingApiServer]);
-  }
-
   /**
    * Schedules the retry of a failed key (terminal failures are the caller's to remember). A key
    * that failed for want of the API server waits for it: retried the moment it answers again,
@@ -421,50 +357,14 @@ export class Controller<T extends KubeObject = KubeObject> {
    */
   private retryLater(key: string, queue: WorkQueue, policy: ErrorPolicy): void {
     if (policy.kind === "apiServerUnavailable") {
-      this.awaitingApiServer.add(key);
       queue.addAfter(key, jittered((this.options.apiServerRetryMaxMs ?? 30_000) / 2, 1));
-      this.probeApiServer(queue);
+      this.outage.wait(key);
       return;
     }
-    this.awaitingApiServer.delete(key);
+    this.outage.release(key);
     if (policy.kind === "retryAfter") queue.addAfter(key, policy.ms);
     else if (policy.kind === "backoff") queue.addRateLimited(key, policy.fromMs, policy.maxMs);
     else queue.addRateLimited(key);
-  }
-
-  /**
-   * Asks the API server every few seconds whether it answers again, then retries the keys that
-   * wait for it. The question is a list of one object of this controller's kind: the path its
-   * work needs, the kind being served included. The informers alone cannot tell: a server that
-   * is shutting down refuses new connections for many seconds but leaves open watches open.
-   */
-  private probeApiServer(queue: WorkQueue): void {
-    if (this.probe) return;
-    const probe = new AbortController();
-    this.probe = probe;
-    this.log.info(
-      { objects: this.awaitingApiServer.size },
-      "the API server does not answer; waiting for it before retrying",
-    );
-    void (async () => {
-      for (let attempt = 0; !probe.signal.aborted; attempt++) {
-        await pause(backoffDelay(attempt, { baseDelayMs: 250, maxDelayMs: 5_000 }), probe.signal);
-        if (probe.signal.aborted) return;
-        try {
-          await this.deps.client.list(this.kind, {
-            namespace: this.options.namespaces?.[0],
-            limit: 1,
-            signal: probe.signal,
-          });
-          break;
-        } catch (err) {
-          // Any answer, even a refusal, means the server is back; the keys' own errors tell more.
-          if (!isApiServerUnavailable(err)) break;
-        }
-      }
-      if (this.probe === probe) this.probe = undefined;
-      if (!probe.signal.aborted && this.queue === queue) this.retryAwaitingApiServer();
-    })();
   }
 
   private scheduleResync(): void {
@@ -484,7 +384,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       const key = await queue.get();
       if (key === undefined) return;
       this.running++;
-      this.updatedWhileReconciling.set(key, new Set());
+      this.own.begin(key);
       this.peak = Math.max(this.peak, this.running);
       this.deps.metrics?.activeWorkers.inc({ controller: this.metricsName });
       try {
@@ -501,9 +401,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       } finally {
         this.running--;
         // Changes that arrived during the reconcile and were not its own writes: run it again.
-        const during = this.updatedWhileReconciling.get(key);
-        this.updatedWhileReconciling.delete(key);
-        if (during && during.size > 0) this.enqueue(key);
+        if (this.own.end(key)) this.enqueue(key);
         this.deps.metrics?.activeWorkers.dec({ controller: this.metricsName });
         queue.done(key);
       }
@@ -522,7 +420,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         patch: async (o, status, options) => {
           signal.throwIfAborted();
           const updated = await this.statusWriter.patch(o, status, options);
-          if (updated !== o) this.noteOwnWrite(updated);
+          if (updated !== o) this.own.wrote(updated);
           return updated;
         },
       },
@@ -558,7 +456,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (!obj) {
       // Deleted (and finalized): nothing left to do.
       queue.forget(key);
-      this.awaitingApiServer.delete(key);
+      this.outage.release(key);
       this.terminal.delete(key);
       return;
     }
@@ -572,7 +470,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     try {
       const action = deleting ? await this.finalize(obj, ctx) : await this.apply(obj, ctx);
       queue.forget(key);
-      this.awaitingApiServer.delete(key);
+      this.outage.release(key);
       this.terminal.delete(key);
       if (action.requeueAfterMs !== undefined) {
         queue.addAfter(key, action.requeueAfterMs, duePriority);
@@ -590,7 +488,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       // failure, no Warning event; the reconciler's status says what it waits for.
       const waiting = policy.kind === "retryAfter" && !policy.failure;
       if (policy.kind === "onChange") {
-        this.awaitingApiServer.delete(key);
+        this.outage.release(key);
         this.terminal.set(key, generation);
         result = "terminal";
         log.error({ err }, "reconcile failed terminally; waiting for a spec change");
@@ -626,7 +524,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       // Before anything is created on the platform, so a deletion can never skip cleanup.
       ctx.signal.throwIfAborted();
       current = await addFinalizer(this.deps.client, this.kind, obj, finalizer);
-      this.noteOwnWrite(current);
+      this.own.wrote(current);
     }
     return this.options.reconciler.reconcile(current, ctx);
   }
