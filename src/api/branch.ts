@@ -155,6 +155,10 @@ export type BranchSpec = z.infer<typeof BranchSpec>;
 
 export const BranchStatus = z
   .object({
+    projectId: z
+      .string()
+      .optional()
+      .describe("The project the branch is in (a projectRef resolved), from the first attempt on."),
     branchId: z.string().optional().describe("The platform's id of the branch."),
     name: z.string().optional().describe("The branch's name on the platform."),
     parentId: z.string().optional().describe("The parent's branch id."),
@@ -208,7 +212,8 @@ export const branchKind = defineKind({
   spec: BranchSpec,
   status: BranchStatus,
   printerColumns: [
-    { name: "Project", type: "string", jsonPath: ".spec.projectId" },
+    // Resolved, so a projectRef shows its project too.
+    { name: "Project", type: "string", jsonPath: ".status.projectId" },
     { name: "Branch", type: "string", jsonPath: ".status.branchId" },
     { name: "Name", type: "string", jsonPath: ".status.name" },
     { name: "State", type: "string", jsonPath: ".status.currentState" },

@@ -42,6 +42,16 @@ async function table(resource: string, name: string, ...flags: string[]): Promis
 }
 
 describe("kubectl get computeendpoints", () => {
+  it("PROJECT shows the project a projectRef resolved to, as status records it", async () => {
+    await create(
+      "ComputeEndpoint",
+      "by-ref",
+      { projectRef: { name: "tenant" }, branchId: "br-main" },
+      { projectId: "proj-tenant", branchId: "br-main" },
+    );
+    expect(await table("cep", "by-ref")).toMatchObject({ PROJECT: "proj-tenant", BRANCH: "br-main" });
+  });
+
   it("BRANCH shows the branch a branchRef resolved to", async () => {
     await create(
       "ComputeEndpoint",

@@ -193,6 +193,10 @@ export type ResolvedComputeEndpointSpec = ComputeEndpointSpec & { branchId: stri
 export const ComputeEndpointStatus = z
   .object({
     endpointId: z.string().optional().describe("The platform's id of the endpoint."),
+    projectId: z
+      .string()
+      .optional()
+      .describe("The project the endpoint is in (a projectRef resolved), from the first attempt on."),
     creationName: z
       .string()
       .optional()
@@ -203,7 +207,10 @@ export const ComputeEndpointStatus = z
     pooledHost: z.string().optional().describe("Connection host through the pooler."),
     proxyHost: z.string().optional(),
     regionId: z.string().optional(),
-    branchId: z.string().optional().describe("The branch the endpoint is attached to now."),
+    branchId: z
+      .string()
+      .optional()
+      .describe("The branch the endpoint is attached to now; before it has one, the branch the spec names."),
     currentState: z.string().optional().describe("init, active or idle."),
     pendingState: z.string().optional().describe("The state a change under way leads to."),
     lastActive: z.string().optional(),
@@ -263,7 +270,8 @@ export const computeEndpointKind = defineKind({
   spec: ComputeEndpointSpec,
   status: ComputeEndpointStatus,
   printerColumns: [
-    { name: "Project", type: "string", jsonPath: ".spec.projectId" },
+    // Resolved, so a projectRef shows its project too.
+    { name: "Project", type: "string", jsonPath: ".status.projectId" },
     // The branch the endpoint is on, as the platform reports it: a branchRef is resolved, and a
     // refused move shows where it still is, not where the spec wants it.
     {

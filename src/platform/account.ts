@@ -14,6 +14,7 @@ import { OperationDurations } from "./durations.ts";
 import { GuessedEnds } from "./gate.ts";
 import { LockBelief } from "./operations.ts";
 import { Project, type ProjectOptions } from "./project.ts";
+import { ProjectList } from "./project-list.ts";
 
 export interface AccountOptions extends ProjectOptions {
   /** The account's budget. Default: a new one with `limits`. */
@@ -31,6 +32,8 @@ export class Account {
   /** Its projects' gates confirm guessed ends one at a time; what the platform's lock proves. */
   readonly guesses = new GuessedEnds();
   readonly lock = new LockBelief();
+  /** Its projects, as one list shared by every key and reader (project-list.ts). */
+  readonly projectList = new ProjectList();
   readonly options: ProjectOptions;
   private readonly projects = new Map<string, Project>();
   private readonly keys = new Set<PlatformClient>();

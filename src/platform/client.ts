@@ -233,6 +233,19 @@ export class PlatformClient implements OperationsSource {
   }
 
   /**
+   * The account's projects (of `orgId`, where the key's user names an organization) from one list
+   * shared by every key of the account, no older than `maxAgeMs`; this operator's own creates and
+   * deletes are shown as they are answered.
+   */
+  accountProjects(
+    query: { orgId?: string | undefined },
+    options: CallOptions & { maxAgeMs: number },
+  ): Promise<readonly PlatformProject[]> {
+    const list = () => this.listProjects(query.orgId === undefined ? {} : { orgId: query.orgId }, options);
+    return this.account.projectList.get(query.orgId, list, this, options.maxAgeMs);
+  }
+
+  /**
    * Creates a project with its default branch, role, database and read-write endpoint; the
    * answer carries the operations (`create_timeline`, `start_compute`) they are ready after. Not
    * a change of an existing project, so it takes no project's turn. If this throws
@@ -246,6 +259,7 @@ export class PlatformClient implements OperationsSource {
       { body: projectBody(spec), signal: options.signal },
     );
     this.project(created.project.id).created(created, connectionUris);
+    this.account.projectList.created(created.project);
     return created;
   }
 
@@ -290,9 +304,11 @@ export class PlatformClient implements OperationsSource {
   }
 
   /** Deletes a project and everything in it (recoverable for 7 days, platform-facts.md). */
-  deleteProject(projectId: string, options: MutationOptions = {}): Promise<ProjectMutation> {
+  async deleteProject(projectId: string, options: MutationOptions = {}): Promise<ProjectMutation> {
     this.project(projectId).unshow();
-    return this.change(routes.deleteProject, { project_id: projectId }, options);
+    const answer = await this.change(routes.deleteProject, { project_id: projectId }, options);
+    this.account.projectList.deleted(projectId);
+    return answer;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizers.ts";
 import { Informer, type IndexFunc, type InformerOptions, type Store } from "./informer.ts";
 import {
   apiVersionOf,
+  isNotFound,
   objectKey,
   parseKey,
   type KubeClient,
@@ -491,7 +492,9 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.outage.release(key);
         this.terminal.set(key, generation);
         result = "terminal";
-        log.error({ err }, "reconcile failed terminally; waiting for a spec change");
+        // A spec the operator refuses is the user's to change (its conditions and event say why):
+        // no error of the operator's own.
+        log.info({ err }, "reconcile failed terminally; waiting for a spec change");
       } else if (waiting) {
         queue.addAfter(key, policy.ms, duePriority);
         result = "requeue";
@@ -537,7 +540,15 @@ export class Controller<T extends KubeObject = KubeObject> {
       : Action.done();
     if (action.requeueAfterMs !== undefined) return action;
     ctx.signal.throwIfAborted();
-    await removeFinalizer(this.deps.client, this.kind, obj, finalizer);
+    try {
+      // Noted as this controller's own write: a reconcile queued meanwhile waits for the cache to
+      // show the object gone, instead of cleaning up (and patching) an object that no longer exists.
+      const removed = await removeFinalizer(this.deps.client, this.kind, obj, finalizer);
+      if (removed) this.own.wrote(removed);
+    } catch (err) {
+      // Gone already: what removing the finalizer was for.
+      if (!isNotFound(err)) throw err;
+    }
     return Action.done();
   }
 }

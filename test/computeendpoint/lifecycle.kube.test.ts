@@ -249,5 +249,18 @@ describe("ComputeEndpoint", () => {
     const web = await resource("web-replica");
     await kubectl(["delete", "cep", "web-replica", "-n", h.namespace, "--timeout=60s"]);
     expect(await platformEndpoint(web.status?.endpointId ?? "")).toBeUndefined();
+    // A deletion that went as it should is no failure: no Warning (a PATCH of the object gone, say).
+    await new Promise((r) => setTimeout(r, 1_000));
+    const warnings = await kubectl([
+      "get",
+      "events",
+      "-n",
+      h.namespace,
+      "--field-selector",
+      "type=Warning,involvedObject.name=web-replica",
+      "-o",
+      'jsonpath={range .items[*]}{.reason}: {.message}{"\\n"}{end}',
+    ]);
+    expect(warnings).toBe("");
   });
 });

@@ -47,6 +47,32 @@ afterAll(async () => {
   await h?.stop();
 });
 
+/** Runs `sql` through the connection Secret `name` (its DATABASE_URL), once it exists. */
+async function query<T extends object = Record<string, unknown>>(name: string, sql: string): Promise<T[]> {
+  const secret = await eventually(async () => {
+    const text = await kubectl([
+      "get",
+      "secret",
+      name,
+      "-n",
+      h.namespace,
+      "-o",
+      "json",
+      "--ignore-not-found",
+    ]);
+    return (JSON.parse(text || "null") as { data: Record<string, string> } | null) ?? undefined;
+  });
+  const url = Buffer.from(secret.data.DATABASE_URL ?? "", "base64").toString();
+  password ||= Buffer.from(secret.data.PGPASSWORD ?? "", "base64").toString();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 describe("a Project", () => {
   it("creates the project with its settings, and publishes the default branch's connection Secret", async () => {
     await h.apply(
@@ -103,33 +129,11 @@ describe("a Project", () => {
     expect(table).toMatch(new RegExp(`tenant\\s+${id}\\s+aws-us-east-2\\s+16\\s+\\S+\\s+True`));
 
     // The Secret connects, as the role and database the project was made with.
-    const secret = await eventually(async () => {
-      const s = JSON.parse(
-        (await kubectl([
-          "get",
-          "secret",
-          "tenant-db",
-          "-n",
-          h.namespace,
-          "-o",
-          "json",
-          "--ignore-not-found",
-        ])) || "null",
-      ) as { data: Record<string, string> } | null;
-      return s ?? undefined;
-    });
-    const url = Buffer.from(secret.data.DATABASE_URL ?? "", "base64").toString();
-    password = Buffer.from(secret.data.PGPASSWORD ?? "", "base64").toString();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const row = (
-        await client.query<{ db: string; me: string }>("select current_database() as db, current_user as me")
-      ).rows[0];
-      expect(row).toEqual({ db: "app", me: "app_owner" });
-    } finally {
-      await client.end();
-    }
+    const row = await query<{ db: string; me: string }>(
+      "tenant-db",
+      "select current_database() as db, current_user as me",
+    );
+    expect(row).toEqual([{ db: "app", me: "app_owner" }]);
   });
 
   it("changes allowed IPs with one PATCH, and the retention with another", async () => {
@@ -283,6 +287,53 @@ describe("a Project", () => {
     expect((await h.platform.getProject(kept)).id).toBe(kept);
     await expect(h.platform.getProject(doomed)).rejects.toBeInstanceOf(NotFoundError);
     expect(sent.sent(mutation)).toEqual(["DELETE /projects/:project_id"]);
+  });
+
+  it("deleted and applied again (a GitOps self-heal), finds the project it kept, with its data: no second, empty one", async () => {
+    const manifest = project("comeback", { connectionSecret: { name: "comeback-db" } });
+    await h.apply(manifest);
+    const id = (await ready("comeback")).status?.projectId ?? "";
+    await query("comeback-db", "create table orders (id int); insert into orders values (42)");
+    await kubectl(["delete", "project", "comeback", "-n", h.namespace, "--timeout=60s"]);
+    expect((await h.platform.getProject(id)).id).toBe(id);
+
+    sent.since();
+    await h.apply(manifest);
+    const again = await ready("comeback");
+    expect(again.status?.projectId).toBe(id);
+    expect(sent.sent((r) => r === "POST /projects")).toEqual([]);
+    const events = await kubectl([
+      "get",
+      "events",
+      "-n",
+      h.namespace,
+      "--field-selector",
+      "involvedObject.name=comeback,reason=ProjectFound",
+      "-o",
+      "name",
+    ]);
+    expect(events.trim()).not.toBe("");
+    // The app's Secret points at the kept project, data and all.
+    await eventually(async () => {
+      const rows = await query<{ id: number }>("comeback-db", "select id from orders").catch(() => undefined);
+      return rows?.length === 1 ? rows : undefined;
+    });
+    expect(await query("comeback-db", "select id from orders")).toEqual([{ id: 42 }]);
+  });
+
+  it("refuses an adopted id added to a Project that created its project: the id is fixed once set", async () => {
+    await h.apply(project("settled", {}));
+    const made = (await ready("settled")).status?.projectId ?? "";
+    const other = await h.platform.createProject({ name: "someone-elses" });
+    await h.platform.waitForOperations(other.project.id, other.operations, { timeoutMs: 30_000 });
+    sent.since();
+    await h.apply(project("settled", { projectId: other.project.id }));
+    const refused = await until(read("settled"), "False", { reason: "InvalidSpec" });
+    expect(condition(refused, "Ready")?.message).toContain(
+      `spec.projectId ${other.project.id} differs from project ${made}`,
+    );
+    expect(refused.status?.projectId).toBe(made);
+    expect(sent.sent(mutation)).toEqual([]);
   });
 
   it("reports a project deleted outside, with how to recover it, and never makes a second one", async () => {

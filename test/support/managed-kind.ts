@@ -186,6 +186,7 @@ export function thing(
           : (spec.credentials ?? { secretName: "key", key: "apiKey" }),
         adopts: spec.thingId,
       }),
+      placement: (spec) => ({ size: spec.size }),
       recorded: (status) => status.thingId,
       adapter: thingAdapter(world),
     },

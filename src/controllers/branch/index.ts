@@ -45,6 +45,7 @@ export function branch(
         credentials: spec.credentials,
         adopts: spec.branchId,
       }),
+      placement: (spec) => ({ projectId: spec.projectId }),
       recorded: (status) => status.branchId,
       adapter: new Branches(options),
     },

@@ -83,6 +83,7 @@ export function computeEndpoint(
         credentials: spec.credentials,
         adopts: spec.endpointId,
       }),
+      placement: (spec) => ({ projectId: spec.projectId, branchId: spec.branchId }),
       recorded: (status) => status.endpointId,
       adapter: new ComputeEndpoints(options.resyncPeriodMs ?? 600_000),
     },

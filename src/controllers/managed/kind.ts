@@ -177,6 +177,12 @@ export interface Kind<Spec, Status extends ManagedStatus, Obj, S extends Step, C
   /** The spec field that adopts an existing object by id, in messages: `spec.endpointId`. */
   idField?: string | undefined;
   policies(spec: Spec): Policies;
+  /**
+   * Where the resource acts, as its spec resolves it (its project, its branch): written into status
+   * where status has none yet, so the printer columns show it from the first attempt on, a failed
+   * one included.
+   */
+  placement?(spec: Spec): Partial<Status>;
   /** The platform id the status recorded. */
   recorded(status: Status): string | undefined;
   adapter: Adapter<Spec, Status, Obj, S, Client>;

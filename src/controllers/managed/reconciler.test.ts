@@ -115,6 +115,20 @@ describe("the managed lifecycle", () => {
     expect(condition(run.status, "Stalled")?.status).toBe("True");
   });
 
+  it("shows where it acts (its placement) from the first attempt on, a failed one included", async () => {
+    const run = await pass(thing(new World()), resource({ size: 3, thingId: "t-9" }));
+    expect(condition(run.status, "Ready")?.reason).toBe("ThingNotFound");
+    expect(run.status.size).toBe(3);
+    // What the platform shows wins over it.
+    const world = new World();
+    world.thing = { id: "t-1", size: 2 };
+    const shown = await pass(
+      thing(world),
+      resource({ size: 3, managementPolicy: "ObserveOnly", thingId: "t-1" }),
+    );
+    expect(shown.status.size).toBe(2);
+  });
+
   it("names the field of an adopted id that does not exist", async () => {
     const run = await pass(thing(new World()), resource({ thingId: "t-9" }));
     expect(condition(run.status, "Ready")?.message).toBe(
@@ -174,7 +188,7 @@ describe("the managed lifecycle", () => {
 
   it("observe-only of an object another namespace's resource holds is refused: nothing of it is shown", async () => {
     const world = new World();
-    world.thing = { id: "t-1", size: 1 };
+    world.thing = { id: "t-1", size: 7 };
     const holder = resource({}, { thingId: "t-1" }, { name: "holder", namespace: "other", uid: "uid-h" });
     const observer = resource(
       { thingId: "t-1", managementPolicy: "ObserveOnly" },
@@ -184,7 +198,7 @@ describe("the managed lifecycle", () => {
     const caches = { [thingKind.plural]: store([holder, observer], { "claims=id:t-1": ["other/holder"] }) };
     const run = await pass(thing(world), observer, { caches });
     expect(condition(run.status, "Ready")).toMatchObject({ status: "False", reason: "AlreadyManaged" });
-    expect(run.status.size).toBeUndefined();
+    expect(run.status.size).not.toBe(7);
     // Held in its own namespace: the namespace's own, observed.
     const local = resource({}, { thingId: "t-1" }, { name: "holder", uid: "uid-h" });
     const own = { [thingKind.plural]: store([local, observer], { "claims=id:t-1": ["ns/holder"] }) };

@@ -68,6 +68,7 @@ export class ManagedReconciler<
     try {
       const spec = this.parse(cached);
       const refs = this.resolve(spec, cached, ctx);
+      w.place(this.m.kind.placement?.(refs.spec) ?? {});
       const policies = this.m.kind.policies(refs.spec);
       this.checkFixedId(policies, (cached.status ?? {}) as S);
       const client = await this.credentials(cached, policies, ctx, found);

@@ -12,6 +12,8 @@ export class StatusWrite<S extends object> {
   private readonly ctx: Context<ManagedObject<S>>;
   private readonly now: () => Date;
   private readonly identity: { apiVersion: string; kind: string };
+  /** Fields written where status has none yet (the kind's placement). */
+  private placed: Partial<S> = {};
 
   constructor(
     cached: ManagedObject<S>,
@@ -39,11 +41,19 @@ export class StatusWrite<S extends object> {
     await this.put({ ...(this.obj.status ?? {}), ...changes }, { precondition: true });
   }
 
+  /** Fields every write of the pass gives where status has none yet (where the resource acts). */
+  place(fields: Partial<S>): void {
+    this.placed = Object.fromEntries(
+      Object.entries(fields).filter(([, value]) => value !== undefined),
+    ) as Partial<S>;
+  }
+
   /** Status fields merged over the current status, with the standard conditions for this generation. */
   async write(fields: Partial<S>, conditions: Conditions): Promise<void> {
     const current = (this.obj.status ?? {}) as Status;
     const generation = this.obj.metadata.generation;
     await this.put({
+      ...this.placed,
       ...current,
       ...fields,
       observedGeneration: generation,

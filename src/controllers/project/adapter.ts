@@ -25,6 +25,12 @@ import { mutation } from "../operations/project.ts";
 import { createSpec, plan, refusal, type Plan } from "./plan.ts";
 
 type S = ProjectStatus;
+
+/**
+ * How old the account's project list may be when a new Project looks for one its predecessor
+ * kept: one list serves a whole create storm, and a project kept longer ago than this is in it.
+ */
+const keptListAge = 30_000;
 type PjPass = Pass<ProjectSpec, S, PlatformClient>;
 
 /** A change of the project, or its connection Secret's password reset. */
@@ -139,15 +145,26 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
   }
 
   /**
-   * The project: by adopted or recorded id (a 404 is "not found"); else, when a create was sent
-   * and its answer lost, the project of that name whose default branch carries this resource's
-   * mark. A resource that never sent a create finds nothing without asking.
+   * The project: by adopted or recorded id (a 404 is "not found"); else the project of the name it
+   * creates whose default branch carries this resource's mark: one whose create answer was lost,
+   * or one a resource of the same namespace and name kept when it was deleted (deletionPolicy
+   * Orphan: a GitOps self-heal, a `kubectl delete` and `apply` again). That one is this resource's
+   * again, never a second, empty project beside it.
    */
   private async find(pass: PjPass): Promise<ObservedProject | undefined> {
     const id = pass.spec.projectId ?? pass.status.projectId;
     if (id !== undefined) return this.byId(pass, id);
-    const name = pass.status.creationName;
-    return name === undefined ? undefined : this.lostCreate(pass, name);
+    if (pass.deleting) return undefined;
+    const lost = pass.status.creationName !== undefined;
+    const found = await this.marked(pass, pass.spec.name ?? pass.mark, lost ? 0 : keptListAge);
+    if (found && !lost) {
+      pass.events.normal(
+        "ProjectFound",
+        "Adopt",
+        `project ${found.project.id} (${found.project.name}) carries this resource's owner mark: a Project of this name kept it when it was deleted; it is this resource's again, and no new project is made`,
+      );
+    }
+    return found;
   }
 
   /**
@@ -179,11 +196,14 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
     return { project, defaultBranch, defaultEndpoint };
   }
 
-  /** After a lost create: the project of that name whose default branch carries this resource's mark. */
-  private async lostCreate(pass: PjPass, name: string): Promise<ObservedProject | undefined> {
+  /**
+   * The project named `name` whose default branch carries this resource's mark, in the account's
+   * shared list no older than `maxAgeMs` (0 after a lost create: the list must show it).
+   */
+  private async marked(pass: PjPass, name: string, maxAgeMs: number): Promise<ObservedProject | undefined> {
     const { client, spec, signal } = pass;
-    const named = await client.listProjects({ search: name, orgId: spec.orgId }, { signal });
-    for (const candidate of named.filter((p) => p.name === name)) {
+    const projects = await client.accountProjects({ orgId: spec.orgId }, { signal, maxAgeMs });
+    for (const candidate of projects.filter((p) => p.name === name)) {
       const branches = await client.branchSnapshot(candidate.id, { maxAgeMs: 0 });
       if (branches.find((b) => b.default)?.annotations?.[ownerAnnotation] === pass.mark) {
         return this.byId(pass, candidate.id);
