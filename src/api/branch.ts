@@ -5,7 +5,15 @@ import { Conditions } from "./conditions.ts";
 import { StatusOperation } from "./operations.ts";
 import { restoredFromParentAtAnnotation } from "./group.ts";
 import { defineKind } from "./kind.ts";
-import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
+import {
+  SecretKeyRef,
+  boundedDuration,
+  cel,
+  immutable,
+  objectName,
+  platformId,
+  sharedWithField,
+} from "./fields.ts";
 import { adoptDefault, projectIdField, projectRefField, projectRules } from "./project-ref.ts";
 
 /** The platform's branch names: 1 to 256 characters (`BranchCreateRequest.branch.name`). */
@@ -91,6 +99,7 @@ export const BranchSpec = z
       .describe(
         "Delete removes the platform branch (and its endpoints) with this resource; Orphan leaves it. Omitted: Delete for a branch this resource created, Orphan for one it adopted (spec.branchId): an adopted branch is deleted only when the spec says Delete.",
       ),
+    sharedWith: sharedWithField("branch"),
     roles: z
       .array(BranchRole)
       .max(50)

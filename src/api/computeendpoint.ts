@@ -3,7 +3,15 @@ import { z } from "zod";
 import { Conditions } from "./conditions.ts";
 import { StatusOperation } from "./operations.ts";
 import { defineKind } from "./kind.ts";
-import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
+import {
+  SecretKeyRef,
+  boundedDuration,
+  cel,
+  immutable,
+  objectName,
+  platformId,
+  sharedWithField,
+} from "./fields.ts";
 import { adoptDefault, projectIdField, projectRefField, projectRules } from "./project-ref.ts";
 
 /** Compute sizes the platform offers, in compute units (1 CU = 1 vCPU, 4 GB RAM). */
@@ -147,6 +155,7 @@ export const ComputeEndpointSpec = z
       .describe(
         "Delete removes the platform endpoint with this resource; Orphan leaves it running. Omitted: Delete for an endpoint this resource created, Orphan for one it adopted (spec.endpointId): an adopted endpoint is deleted only when the spec says Delete.",
       ),
+    sharedWith: sharedWithField("endpoint"),
     endpointId: platformId
       .optional()
       .describe("An existing endpoint to adopt instead of creating one. Immutable once set."),

@@ -69,3 +69,36 @@ export const SecretKeyRef = z
     "Credentials for the platform API: a Secret in this resource's namespace holding an API key and labelled neoncloud.dev/secret-type=api-key (no other Secret is read). Default: the operator's own credentials, where a CredentialsGrant allows them.",
   );
 export type SecretKeyRef = z.infer<typeof SecretKeyRef>;
+
+/** How a resource of another namespace may use a platform object this resource holds. */
+export const Use = z.enum(["Observe", "Attach", "Derive"]);
+export type Use = z.infer<typeof Use>;
+
+/**
+ * The holder's consent: which other namespaces may use the platform object this resource holds,
+ * and how. Without an entry, a resource of another namespace is refused (nothing is sent).
+ */
+export function sharedWithField(what: string) {
+  return z
+    .array(
+      z.object({
+        namespace: z
+          .string()
+          .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+          .max(63)
+          .describe("A namespace whose resources may use it."),
+        uses: z
+          .array(Use)
+          .min(1)
+          .optional()
+          .describe(
+            "What they may do: Observe (an observe-only resource reads it and its connection details), Attach (an endpoint on it), Derive (a branch, snapshot or restore made from its data). Omitted: all of them.",
+          ),
+      }),
+    )
+    .max(50)
+    .optional()
+    .describe(
+      `Namespaces this resource shares its ${what} with. A ${what} a resource holds is its namespace's: a resource of another namespace may observe it, attach to it or copy its data only where this list says so (the holder's consent; withdrawing it stops the use). Omitted: no other namespace.`,
+    );
+}

@@ -9,7 +9,7 @@ import {
   ConnectionSecret,
 } from "./computeendpoint.ts";
 import { Conditions } from "./conditions.ts";
-import { SecretKeyRef, boundedDuration, cel, platformId, type CelRule } from "./fields.ts";
+import { SecretKeyRef, boundedDuration, cel, platformId, sharedWithField, type CelRule } from "./fields.ts";
 import { defineKind } from "./kind.ts";
 import { StatusOperation } from "./operations.ts";
 
@@ -188,6 +188,7 @@ export const ProjectSpec = z
       .describe(
         "What deleting this resource does to the project. Omitted: Orphan, the project and its data are kept. Delete deletes the project with every branch, endpoint, role and database in it (the platform can recover it for 7 days).",
       ),
+    sharedWith: sharedWithField("project"),
     credentials: SecretKeyRef.optional(),
     connectionSecret: ProjectConnectionSecret.optional(),
   })

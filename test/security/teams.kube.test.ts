@@ -181,8 +181,12 @@ describe("safe for many teams", () => {
     await teamB.apply(
       endpoint("grab-preview", { branchId: b.status?.branchId, endpointId: id, computeUnits: { min: 4 } }),
     );
-    const refused = await until(teamB, "computeendpoint", "grab-preview", "False", "AlreadyManaged");
-    expect(ready(refused)?.message).toContain("a resource in another namespace");
+    // Its branch is team-a's too: refused as a use of it, or as a takeover; either way nothing is sent.
+    const refused = await until(teamB, "computeendpoint", "grab-preview", "False");
+    expect(["AlreadyManaged", "NotShared"]).toContain(ready(refused)?.reason);
+    expect(ready(refused)?.message).toMatch(
+      /a resource in another namespace|held by a resource in another namespace/,
+    );
     await teamB.kubectl(["delete", "computeendpoint", "grab-preview", "--timeout=60s"]);
     expect(mutationsSince(before, id)).toEqual([]);
     expect((await onPlatform())?.autoscalingLimitMinCu).toBe(1);
@@ -296,4 +300,95 @@ describe("a claim contest: two namespaces naming the same endpoint", () => {
       expect((await platform.listEndpoints("proj-alpha")).map((e) => e.id)).toContain(made);
     },
   );
+});
+
+describe("held means held, for reading too: another team's objects are used only with its consent", () => {
+  /** GET requests since `mark` whose path has `part` (a connection_uri read, say). */
+  const readsSince = (mark: number, part: string) =>
+    emulator.requestLog
+      .latest()
+      .slice(mark)
+      .filter((e) => e.method === "GET" && e.path.includes(part));
+  const secretIn = async (namespace: string, name: string) =>
+    (await kubectl(["get", "secret", name, "-n", namespace, "--ignore-not-found", "-o", "name"])).trim();
+  /** team-a's consent on its resource, given or withdrawn by team-a's own user. */
+  const share = (plural: string, name: string, sharedWith: unknown[] | null) =>
+    teamA.kubectl(["patch", plural, name, "--type=merge", "-p", JSON.stringify({ spec: { sharedWith } })]);
+
+  it("observe-only of team-a's endpoint is refused, reading no password; with team-a's consent it is observed, and withdrawn the Secret goes", async () => {
+    const theirs = await until(teamA, "computeendpoint", "shop-staging", "True");
+    const id = theirs.status?.endpointId ?? "";
+    const before = emulator.requestLog.latest().length;
+    await teamB.apply(
+      endpoint("peek", {
+        branchId: theirs.status?.branchId,
+        endpointId: id,
+        managementPolicy: "ObserveOnly",
+        connectionSecret: { name: "peek-db", role: "neondb_owner", database: "neondb" },
+      }),
+    );
+    const refused = await until(teamB, "computeendpoint", "peek", "False", "NotShared");
+    expect(ready(refused)?.message).toContain("spec.sharedWith");
+    expect(ready(refused)?.message).not.toContain(teamA.namespace);
+    expect(refused.status?.endpointId).toBeUndefined();
+    expect(readsSince(before, "connection_uri")).toEqual([]);
+    expect(await secretIn(teamB.namespace, "peek-db")).toBe("");
+
+    await share("computeendpoint", "shop-staging", [{ namespace: teamB.namespace, uses: ["Observe"] }]);
+    await until(teamB, "computeendpoint", "peek", "True", "Observed");
+    await eventually(async () => ((await secretIn(teamB.namespace, "peek-db")) === "" ? undefined : true));
+
+    await share("computeendpoint", "shop-staging", null);
+    await until(teamB, "computeendpoint", "peek", "False", "NotShared");
+    await eventually(async () => ((await secretIn(teamB.namespace, "peek-db")) === "" ? true : undefined));
+    await teamB.kubectl(["delete", "computeendpoint", "peek", "--timeout=60s"]);
+  });
+
+  it("an endpoint on team-a's branch and a branch copied from it are refused without consent, nothing sent; with it they are made", async () => {
+    const staging = await until(teamA, "branch", "staging", "True");
+    const branchId = staging.status?.branchId ?? "";
+    const before = emulator.requestLog.latest().length;
+    await teamB.apply(endpoint("replica", { branchId, type: "read_only" }));
+    await teamB.apply(branch("copy", { parent: { branchId } }));
+    for (const [plural, name] of [
+      ["computeendpoint", "replica"],
+      ["branch", "copy"],
+    ] as const) {
+      const refused = await until(teamB, plural, name, "False", "NotShared");
+      expect(stalled(refused)?.status).toBe("True");
+      expect(ready(refused)?.message).not.toContain(teamA.namespace);
+    }
+    expect(mutationsSince(before)).toEqual([]);
+
+    await share("branch", "staging", [{ namespace: teamB.namespace, uses: ["Attach", "Derive"] }]);
+    const replica = await until(teamB, "computeendpoint", "replica", "True");
+    const copy = await until(teamB, "branch", "copy", "True");
+    expect(replica.status?.branchId).toBe(branchId);
+    const made = (await platform.listBranches("proj-alpha")).find((b) => b.id === copy.status?.branchId);
+    expect(made?.parentId).toBe(branchId);
+    await teamB.kubectl(["delete", "computeendpoint", "replica", "--timeout=60s"]);
+    await teamB.kubectl(["delete", "branch", "copy", "--timeout=60s"]);
+    await share("branch", "staging", null);
+  });
+
+  it("a second read-write endpoint on a shared branch is refused in words that name no other namespace", async () => {
+    const staging = await until(teamA, "branch", "staging", "True");
+    await share("branch", "staging", [{ namespace: teamB.namespace }]);
+    await teamB.apply(endpoint("second", { branchId: staging.status?.branchId }));
+    const refused = await until(teamB, "computeendpoint", "second", "False", "BranchHasReadWriteEndpoint");
+    expect(ready(refused)?.message).toContain("a resource in another namespace");
+    expect(ready(refused)?.message).not.toContain(teamA.namespace);
+    expect(ready(refused)?.message).not.toContain("shop-staging");
+    await teamB.kubectl(["delete", "computeendpoint", "second", "--timeout=60s"]);
+    await share("branch", "staging", null);
+  });
+
+  it("a resource refused before it made anything (its credentials Secret missing) is deleted at once, its finalizer untouched by hand", async () => {
+    await teamB.apply(endpoint("keyless", { branchId: "br-feature", credentials: { secretName: "nope" } }));
+    await until(teamB, "computeendpoint", "keyless", "False", "CredentialsNotFound");
+    await teamB.kubectl(["delete", "computeendpoint", "keyless", "--timeout=30s"]);
+    expect(
+      await teamB.kubectl(["get", "computeendpoint", "keyless", "--ignore-not-found", "-o", "name"]),
+    ).toBe("");
+  });
 });

@@ -7,8 +7,9 @@ import type { PlatformClient } from "../../platform/index.ts";
 import type { KubeObject } from "../../runtime/index.ts";
 import { withGrants } from "../access/grants.ts";
 import { projectsMadeByProjects } from "../access/made-projects.ts";
+import { branchHolder, projectHolder } from "../links/holders.ts";
 import { projectReferences } from "../links/project.ts";
-import { managed, withReferences, type Managed, type Option } from "../managed/features.ts";
+import { managed, withReferences, withUses, type Managed, type Option } from "../managed/features.ts";
 import { withOperations } from "../operations/waiting.ts";
 import { resourceKind, type KindControllerOptions } from "../options.ts";
 import { Branches } from "./adapter.ts";
@@ -44,6 +45,7 @@ export function branch(
         deletion: spec.deletionPolicy ?? (spec.branchId ? "Orphan" : "Delete"),
         credentials: spec.credentials,
         adopts: spec.branchId,
+        sharedWith: spec.sharedWith,
       }),
       placement: (spec) => ({ projectId: spec.projectId }),
       recorded: (status) => status.branchId,
@@ -64,6 +66,26 @@ export function branch(
         id: (parent) => (parent as BranchObject).status?.branchId,
         fill: (spec, parentId) => ({ ...spec, parent: { branchId: parentId } }),
         createOnly: true,
+      },
+    ),
+    // A new branch is a copy of its parent's data (by id, or the project's default branch when it
+    // names none): another namespace's only with its holder's consent. Made, it stays made.
+    withUses<BranchSpec, S, PlatformClient>(
+      {
+        field: "spec.parent.branchId",
+        use: "Derive",
+        noun: "branch",
+        id: (spec) => spec.parent?.branchId,
+        createOnly: true,
+        holders: [branchHolder, projectHolder],
+      },
+      {
+        field: "spec.projectId",
+        use: "Derive",
+        noun: "project",
+        id: (spec) => (spec.parent === undefined && spec.branchId === undefined ? spec.projectId : undefined),
+        createOnly: true,
+        holders: [projectHolder],
       },
     ),
     withOperations<BranchSpec, S>((spec) => spec.projectId, options.pollIntervalMs ?? 5_000),

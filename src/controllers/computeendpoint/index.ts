@@ -9,10 +9,12 @@ import type { KubeObject } from "../../runtime/index.ts";
 import { projectsMadeByProjects } from "../access/made-projects.ts";
 import { withGrants } from "../access/grants.ts";
 import { followBranchResets } from "../connection/branch-resets.ts";
+import { branchHolder, projectHolder } from "../links/holders.ts";
 import { projectReferences } from "../links/project.ts";
 import { carriedChild, type CarriedChild } from "../managed/carried.ts";
 import {
   managed,
+  withUses,
   withClaims,
   withConnectionPublishing,
   withFollows,
@@ -82,12 +84,21 @@ export function computeEndpoint(
         deletion: spec.deletionPolicy ?? (spec.endpointId ? "Orphan" : "Delete"),
         credentials: spec.credentials,
         adopts: spec.endpointId,
+        sharedWith: spec.sharedWith,
       }),
       placement: (spec) => ({ projectId: spec.projectId, branchId: spec.branchId }),
       recorded: (status) => status.endpointId,
       adapter: new ComputeEndpoints(options.resyncPeriodMs ?? 600_000),
     },
     withReferences(...references),
+    // An endpoint on a branch another namespace holds reads its data and its roles' passwords.
+    withUses<Spec, S, PlatformClient>({
+      field: "spec.branchId",
+      use: "Attach",
+      noun: "branch",
+      id: (spec, status) => spec.branchId ?? status.branchId,
+      holders: [branchHolder, projectHolder],
+    }),
     // A Branch reset (or its readiness after one) changes the password the endpoint's Secret holds.
     withFollows(followBranchResets<Spec, S>()),
     // A branch has one read-write endpoint: two resources must not both create it. A branchRef

@@ -26,6 +26,7 @@ import { secretOwner } from "./owned-secret.ts";
 import { ManagedReconciler } from "./reconciler.ts";
 import { managesIndex } from "./references.ts";
 import type { Refusal } from "./refusal.ts";
+import { holdsIndex, type Holder } from "./uses.ts";
 
 /** Index of the primary cache: the `namespace/name` of the Secret each resource's credentials come from. */
 const credentialsIndex = "credentials";
@@ -151,6 +152,41 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
       },
     });
   }
+  // Resources holding what this kind uses: a change (consent given or withdrawn) wakes the
+  // resources using it (uses.ts).
+  const holders = uniqueHolders(features.uses.flatMap((u) => u.holders));
+  for (const holder of holders) {
+    const index = usesIndex(holder.kind);
+    indexes[index] = (obj) => {
+      const spec = parse(obj);
+      if (!spec.success) return [];
+      return features.uses
+        .filter((u) => u.holders.some((h) => sameKind(h.kind, holder.kind)))
+        .map((u) => u.id(spec.data, statusOf(obj)))
+        .filter((id): id is string => id !== undefined);
+    };
+    watches.push({
+      kind: holder.kind,
+      map: (target, primary) => holder.holds(target).flatMap((id) => primary.byIndex(index, id)),
+    });
+  }
+  // A resource's consent (its sharedWith) wakes the observe-only resources of other namespaces
+  // that name its object.
+  indexes[observesIndex] = (obj) => {
+    const spec = parse(obj);
+    if (!spec.success) return [];
+    const policies = kind.policies(spec.data);
+    return policies.management === "ObserveOnly" && policies.adopts !== undefined ? [policies.adopts] : [];
+  };
+  watches.push({
+    kind: kind.resource,
+    map: (target, primary) => {
+      const id = kind.recorded(statusOf(target));
+      return id === undefined
+        ? []
+        : primary.byIndex(observesIndex, id).filter((key) => key !== objectKey(target));
+    },
+  });
   // Kinds a create carries are watched for their cache only: the create reads it (carried.ts).
   for (const child of features.carries) watches.push({ kind: child.kind.resource, map: () => [] });
 
@@ -172,6 +208,8 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
   for (const child of features.carries) {
     cacheOf(child.kind.resource)?.addIndex(carriedIndex(child.kind.resource), parentOf(child));
   }
+  for (const holder of holders)
+    cacheOf(holder.kind)?.addIndex(holdsIndex(holder.kind), (o) => holder.holds(o));
   for (const follow of features.follows) {
     cacheOf(follow.kind)?.addIndex(managesIndex(follow.kind), (o: KubeObject) => {
       const id = follow.manages(o);
@@ -181,7 +219,17 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
   return controller;
 }
 
+/** Index of the primary cache: the platform ids each resource uses of a holder kind. */
+const usesIndex = (kind: ResourceKind): string => `uses:${kind.group}/${kind.kind}`;
+
+/** Index of the primary cache: the id an observe-only resource names. */
+const observesIndex = "observes";
+
 const sameKind = (a: ResourceKind, b: ResourceKind) => a.group === b.group && a.kind === b.kind;
+
+function uniqueHolders(holders: Holder[]): Holder[] {
+  return [...new Map(holders.map((h) => [`${h.kind.group}/${h.kind.kind}`, h])).values()];
+}
 
 function uniqueKinds(kinds: ResourceKind[]): ResourceKind[] {
   return [...new Map(kinds.map((k) => [`${k.group}/${k.kind}`, k])).values()];

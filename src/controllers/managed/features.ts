@@ -10,6 +10,7 @@ import type { Claims } from "./claims.ts";
 import type { FoundCredentials } from "./credentials.ts";
 import type { AnyKind, Kind, ManagedStatus, Pass, Step, Verdict } from "./kind.ts";
 import type { Follow, Reference } from "./references.ts";
+import type { Uses } from "./uses.ts";
 
 /** A pass as an option sees it: the kind's pass, and the layer's own hooks. */
 export interface Run<Spec, Status, Client> extends Pass<Spec, Status, Client> {
@@ -68,6 +69,8 @@ export interface Features<Spec, Status, Client> {
   references: Reference<Spec, Status>[];
   /** Resources of other kinds followed by the platform id they manage, without waiting (references.ts). */
   follows: Follow<Spec, Status>[];
+  /** Platform objects of other kinds it uses: refused where another namespace holds them unshared (uses.ts). */
+  uses: Uses<Spec, Status>[];
   /** What a resource holds besides its object, refused to a second claimant (claims.ts). */
   claims?: Claims<Spec, Status> | undefined;
   /** Kinds whose object this kind's create makes in the same request (carried.ts). */
@@ -98,6 +101,7 @@ export function managed<Spec, Status extends ManagedStatus, Obj, S extends Step,
   const features: Features<Spec, Status, Client> = {
     references: [],
     follows: [],
+    uses: [],
     carries: [],
     publishing: false,
   };
@@ -116,6 +120,10 @@ export function withFollows<Spec, Status, Client>(
   ...follows: Follow<Spec, Status>[]
 ): Option<Spec, Status, Client> {
   return (f) => f.follows.push(...follows);
+}
+
+export function withUses<Spec, Status, Client>(...uses: Uses<Spec, Status>[]): Option<Spec, Status, Client> {
+  return (f) => f.uses.push(...uses);
 }
 
 export function withClaims<Spec, Status, Client>(claims: Claims<Spec, Status>): Option<Spec, Status, Client> {

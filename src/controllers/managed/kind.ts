@@ -56,6 +56,10 @@ export interface Policies {
   credentials: SecretKeyRef | undefined;
   /** The id of an existing object the spec adopts (fixed once the resource manages one). */
   adopts: string | undefined;
+  /** Other namespaces the resource shares its object with, and for what (its spec.sharedWith). */
+  sharedWith?:
+    | readonly { namespace: string; uses?: readonly ("Observe" | "Attach" | "Derive")[] | undefined }[]
+    | undefined;
 }
 
 /** The connection details of an object, for the publishing option (publishing.ts) to write. */

@@ -22,6 +22,7 @@ import type { Resolution } from "./references.ts";
 import { outside } from "./refusal.ts";
 import type { StatusWrite } from "./status-write.ts";
 import { visibleRival } from "./claims.ts";
+import { checkUses, notShared, shares, type Sharing } from "./uses.ts";
 
 /** How long a resource waits for a referenced resource before looking again unwoken. */
 const referenceWaitMs = 60_000;
@@ -55,10 +56,16 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
       await w.write(settled.status, { ready: settled.ready, reconciling: true });
       return Action.requeueAfter(settled.retryAfterMs);
     }
+    // An observe-only resource uses nothing: the holder of what it observes consents, and a holder
+    // this cluster knows is asked before anything is read (its connection details among them).
+    await this.unpublishedIfRefused(run, () =>
+      observeOnly ? this.checkObserved(run, policies.adopts) : this.checkUses(run, false),
+    );
     const observation = await kind.adapter.observe(run);
     if (!observation.exists) {
       this.checkAbsent(policies, observeOnly);
       if (refs.state === "waiting") return this.waitForReference(w, refs.message);
+      this.checkUses(run, true);
       this.checkClaims(run, features.claims?.of(run.spec, run.status) ?? []);
       const recorded = kind.recorded(run.status);
       if (recorded !== undefined) {
@@ -83,7 +90,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
         return { ...answer, status: { ...answer.status, ...carry.status } as Partial<Status>, message };
       });
     }
-    this.checkHolder(run, observation, observeOnly);
+    await this.unpublishedIfRefused(run, () => this.checkHolder(run, observation, observeOnly));
     if (!observeOnly) {
       // What its create made for a child, when status lost it (carried.ts).
       const recovered = recoverCarried(run, features.carries, observation.marks);
@@ -157,6 +164,30 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
     if (observeOnly) throw outside("NotFound", `the ${kind.noun} to observe does not exist (observe-only)`);
   }
 
+  /** Refuses what the resource uses of another namespace's without its consent (uses.ts). */
+  private checkUses(run: Run<Spec, Status, Client>, creating: boolean): void {
+    checkUses(this.m.features.uses, run.spec, run.status, run.obj, creating, (k) => run.cache(k));
+  }
+
+  /**
+   * A refusal of what another namespace holds: the connection Secret written while it was allowed
+   * goes (consent withdrawn leaves no copy of its password behind), then the refusal.
+   */
+  private async unpublishedIfRefused(run: Run<Spec, Status, Client>, check: () => void): Promise<void> {
+    try {
+      check();
+    } catch (err) {
+      if (
+        this.m.features.publishing &&
+        (run.status as PublishedStatus).connectionSecret?.name !== undefined
+      ) {
+        const settled = await publish(run as unknown as Parameters<typeof publish>[0], undefined);
+        await run.save(settled as Partial<Status>);
+      }
+      throw err;
+    }
+  }
+
   /** The resource of this kind that goes before this one for one of `claims`. */
   private rival(run: Run<Spec, Status, Client>, claims: readonly string[]): KubeObject | undefined {
     const cache = run.cache<ManagedObject<Status>>(this.m.kind.resource);
@@ -184,19 +215,40 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
     const what = `${this.m.kind.noun} ${observation.id}`;
     const owner = this.holder(run, observation);
     if (observeOnly) {
-      const cache = run.cache<KubeObject>(this.m.kind.resource);
-      const holders = [
-        ...(owner?.other === "resource" ? [owner.holder] : []),
-        ...claimants(run.obj, idClaim(observation.id), cache),
-      ];
-      const foreign = holders.find((h) => visibleRival(run.obj, h) === undefined);
-      if (foreign) throw alreadyManaged(run.obj, foreign, what);
+      this.checkObserved(run, observation.id, owner?.other === "resource" ? [owner.holder] : []);
       return;
     }
     if (owner)
       throw alreadyManaged(run.obj, owner.other === "installation" ? "installation" : owner.holder, what);
     const rival = this.rival(run, [idClaim(observation.id)]);
     if (rival) throw alreadyManaged(run.obj, rival, what);
+  }
+
+  /**
+   * An observe-only resource reads what another namespace's resource holds (claims, or marks as
+   * its owner) only where that resource shares it with this namespace for observing.
+   */
+  private checkObserved(
+    run: Run<Spec, Status, Client>,
+    id: string | undefined,
+    marked: KubeObject[] = [],
+  ): void {
+    if (id === undefined) return;
+    const holders = [
+      ...marked,
+      ...claimants(run.obj, idClaim(id), run.cache<KubeObject>(this.m.kind.resource)),
+    ];
+    const namespace = run.obj.metadata.namespace;
+    const foreign = holders.find(
+      (h) => visibleRival(run.obj, h) === undefined && !shares(this.sharingOf(h), namespace, "Observe"),
+    );
+    if (foreign) throw notShared(this.m.kind.idField ?? "spec", this.m.kind.noun, id, "Observe");
+  }
+
+  /** Whom a resource of this kind shares its object with (its spec's sharedWith). */
+  private sharingOf(holder: KubeObject): readonly Sharing[] {
+    const spec = this.m.kind.spec.safeParse((holder as ManagedObject<Status>).spec ?? {});
+    return spec.success ? (this.m.kind.policies(spec.data).sharedWith ?? []) : [];
   }
 
   /** Refuses, before a create, what another resource of the cluster claims first. */

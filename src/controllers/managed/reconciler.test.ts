@@ -197,7 +197,8 @@ describe("the managed lifecycle", () => {
     );
     const caches = { [thingKind.plural]: store([holder, observer], { "claims=id:t-1": ["other/holder"] }) };
     const run = await pass(thing(world), observer, { caches });
-    expect(condition(run.status, "Ready")).toMatchObject({ status: "False", reason: "AlreadyManaged" });
+    expect(condition(run.status, "Ready")).toMatchObject({ status: "False", reason: "NotShared" });
+    expect(condition(run.status, "Ready")?.message).not.toContain("other/");
     expect(run.status.size).not.toBe(7);
     // Held in its own namespace: the namespace's own, observed.
     const local = resource({}, { thingId: "t-1" }, { name: "holder", uid: "uid-h" });

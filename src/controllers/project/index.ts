@@ -42,6 +42,7 @@ export function project(
         deletion: spec.deletionPolicy ?? "Orphan",
         credentials: spec.credentials,
         adopts: spec.projectId,
+        sharedWith: spec.sharedWith,
       }),
       recorded: (status) => status.projectId,
       adapter: new Projects(options),
