@@ -50,7 +50,8 @@ describe("the project routes of the platform client", () => {
 
   beforeAll(async () => {
     platform = await startPlatform({
-      operationDurationMs: 50,
+      // Long enough that a change sent right after a create meets its operations still running, under load too.
+      operationDurationMs: 500,
       seed: {
         limits: { plan: "launch", max_projects: 1_000, max_history_retention_seconds: 21_600 },
         projects: Array.from({ length: 401 }, (_, i) => ({
