@@ -276,9 +276,19 @@ export class PlatformClient implements OperationsSource {
    */
   async projectSnapshot(
     projectId: string,
-    options: CallOptions & { maxAgeMs: number },
+    options: CallOptions & { maxAgeMs: number; orgId?: string | undefined },
   ): Promise<PlatformProject> {
-    return this.project(projectId).shownWithin(options.maxAgeMs) ?? this.getProject(projectId, options);
+    const shown = this.project(projectId).shownWithin(options.maxAgeMs);
+    if (shown) return shown;
+    // Many of the account's projects are looked at (thousands of Projects at their resync): one
+    // list of them all serves every one. A list item without a retention (the document makes it
+    // optional there) is read alone, so no field it leaves out reads as a drift.
+    if (this.account.projectList.worthListing(projectId, options.maxAgeMs)) {
+      const projects = await this.accountProjects({ orgId: options.orgId }, options);
+      const listed = projects.find((p) => p.id === projectId);
+      if (listed?.historyRetentionSeconds !== undefined) return listed;
+    }
+    return this.getProject(projectId, options);
   }
 
   /** Changes the name, settings, default endpoint settings or history retention of a project. */

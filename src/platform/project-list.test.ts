@@ -47,3 +47,26 @@ describe("the account's project list", () => {
     expect(b).toEqual([]);
   });
 });
+
+describe("whether to list the account rather than read a project alone", () => {
+  it("lists once as many projects as the list has pages are asked about within the window", async () => {
+    let now = 0;
+    const list = new ProjectList(() => now);
+    // Nothing listed yet: one page is assumed, so the first project asked about is worth it.
+    expect(list.worthListing("p-0", 60_000)).toBe(true);
+    // An account of 1,200 projects: three pages; one Project alone reads its own.
+    await list.get(
+      undefined,
+      () => Promise.resolve(Array.from({ length: 1_200 }, (_, i) => project(`p-${i}`))),
+      "a",
+      0,
+    );
+    now = 120_000;
+    expect(list.worthListing("p-1", 60_000)).toBe(false);
+    expect(list.worthListing("p-2", 60_000)).toBe(false);
+    expect(list.worthListing("p-3", 60_000)).toBe(true);
+    // Asked about long ago does not count.
+    now = 240_000;
+    expect(list.worthListing("p-4", 60_000)).toBe(false);
+  });
+});

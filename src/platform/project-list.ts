@@ -17,9 +17,15 @@ interface Entry {
   deleted: Set<string>;
 }
 
+/** Projects a page of the list holds (the most the platform gives). */
+export const projectsPerPage = 400;
+
 export class ProjectList {
   private readonly entries = new Map<string, Entry>();
   private readonly now: () => number;
+  /** When each project was last asked about one by one (`worthListing`), and how many the list held. */
+  private readonly asked = new Map<string, number>();
+  private listed = 0;
 
   constructor(now: () => number = () => performance.now()) {
     this.now = now;
@@ -52,11 +58,30 @@ export class ProjectList {
       deleted: new Set(),
     };
     this.entries.set(key, fresh);
-    // A failure is shared with those already waiting, but not kept for later readers.
-    fresh.projects.catch(() => {
-      if (this.entries.get(key) === fresh) this.entries.delete(key);
-    });
+    fresh.projects.then(
+      (projects) => (this.listed = projects.length),
+      // A failure is shared with those already waiting, but not kept for later readers.
+      () => {
+        if (this.entries.get(key) === fresh) this.entries.delete(key);
+      },
+    );
     return fresh.projects.then((projects) => current(fresh, projects));
+  }
+
+  /**
+   * Whether one list of the account is cheaper than reading `projectId` alone: as many projects as
+   * the list has pages were asked about within `windowMs` (a steady state of thousands of Projects
+   * costs a request per 400 of them; one Project in a large account reads its own).
+   */
+  worthListing(projectId: string, windowMs: number): boolean {
+    const now = this.now();
+    this.asked.set(projectId, now);
+    if (this.asked.size > 2 * Math.max(this.listed, projectsPerPage)) {
+      for (const [id, at] of this.asked) if (now - at >= windowMs) this.asked.delete(id);
+    }
+    let recent = 0;
+    for (const at of this.asked.values()) if (now - at < windowMs) recent++;
+    return recent >= Math.max(1, Math.ceil(this.listed / projectsPerPage));
   }
 
   /** This operator created `project`: every list that may show it shows it. */

@@ -180,7 +180,7 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
     const maxAgeMs = observeMaxAge(pass.obj, this.resyncMs);
     let project: PlatformProject;
     try {
-      project = await client.projectSnapshot(id, { signal, maxAgeMs });
+      project = await client.projectSnapshot(id, { signal, maxAgeMs, orgId: pass.spec.orgId });
     } catch (err) {
       if (err instanceof NotFoundError) return undefined;
       throw err;
