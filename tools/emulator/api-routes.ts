@@ -18,7 +18,7 @@ import { branchesOfProject, createBranch, deleteBranch, findBranch, updateBranch
 import { databasesOf, rolesOf } from "./catalog.ts";
 import type { PostgresAddresses } from "./connection-uri.ts";
 import { PlatformError } from "./errors.ts";
-import type { AccountRecord, BranchRecord, EndpointRecord, OperationRecord } from "./model.ts";
+import type { AccountRecord, ApiKeyRecord, BranchRecord, EndpointRecord, OperationRecord } from "./model.ts";
 import { getOperation, listOperations } from "./operations.ts";
 import { organizationsOf } from "./projects.ts";
 import {
@@ -76,6 +76,8 @@ export interface ApiContext {
   shape: ResponseShape;
   /** The account of the request's key: it sees only its own projects and keys. */
   account: AccountRecord;
+  /** The request's key (its project scope, if any: access.ts). */
+  key: ApiKeyRecord;
   params: Record<string, string | undefined>;
   query: URLSearchParams;
   body: unknown;
