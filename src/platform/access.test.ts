@@ -10,13 +10,11 @@ import {
   startPlatform,
   type TestPlatform,
 } from "../../test/support/platform/platform.ts";
+import { acmeSeed, adaKey, orgKey } from "../../test/emulator/organization.ts";
 import { Accounts } from "./accounts.ts";
 import type { PlatformClient } from "./client.ts";
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "./errors.ts";
 import { KeyListCache } from "./key-list.ts";
-
-const orgKey = "o".repeat(64);
-const adaKey = "a".repeat(64);
 
 let platform: TestPlatform;
 let ada: PlatformClient;
@@ -24,24 +22,10 @@ let ada: PlatformClient;
 beforeAll(async () => {
   platform = await startPlatform({
     operationDurationMs: 20,
-    seed: {
-      account: { kind: "organization", id: "org-acme", name: "Acme" },
-      bootstrap_key: { name: "acme-ci", key: orgKey },
-      projects: [
-        { id: "acme-shop", name: "shop", branches: [{ id: "br-shop-dev", name: "dev" }] },
-        { id: "acme-blog", name: "blog" },
-      ],
-      accounts: [
-        {
-          account: {
-            name: "Ada",
-            email: "ada@example.com",
-            organizations: [{ id: "org-acme", name: "Acme", role: "admin" }],
-          },
-          bootstrap_key: { name: "ada", key: adaKey },
-        },
-      ],
-    },
+    seed: acmeSeed([
+      { id: "acme-shop", name: "shop", branches: [{ id: "br-shop-dev", name: "dev" }] },
+      { id: "acme-blog", name: "blog" },
+    ]),
   });
   ada = platform.client({ apiKey: adaKey });
 });

@@ -8,27 +8,12 @@ import { createApiClient } from "@neondatabase/api-client";
 import { describe, expect, it } from "vitest";
 import { startHarness } from "../../test/emulator/harness.ts";
 import { neonctlFor } from "../../test/emulator/neonctl.ts";
+import { acmeSeed, adaKey } from "../../test/emulator/organization.ts";
 
-const orgKey = "o".repeat(64);
-const adaKey = "a".repeat(64);
-const seed = {
-  account: { kind: "organization" as const, id: "org-acme", name: "Acme" },
-  bootstrap_key: { name: "acme-ci", key: orgKey },
-  projects: [
-    { id: "acme-shop", name: "shop" },
-    { id: "acme-blog", name: "blog" },
-  ],
-  accounts: [
-    {
-      account: {
-        name: "Ada",
-        email: "ada@example.com",
-        organizations: [{ id: "org-acme", name: "Acme", role: "admin" as const }],
-      },
-      bootstrap_key: { name: "ada", key: adaKey },
-    },
-  ],
-};
+const seed = acmeSeed([
+  { id: "acme-shop", name: "shop" },
+  { id: "acme-blog", name: "blog" },
+]);
 
 describe("@neondatabase/api-client", () => {
   it("shares a project and manages organization keys, a project-scoped one included", async () => {

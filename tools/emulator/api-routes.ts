@@ -31,10 +31,10 @@ import {
   updateBranchBody,
   updateEndpointBody,
 } from "./requests.ts";
-import { formatTimestamp } from "./timestamps.ts";
 import { limitsOf } from "./plans.ts";
 import {
   annotationView,
+  apiKeyCreateView,
   apiKeyListView,
   apiKeyRevokeView,
   authDetailsView,
@@ -252,16 +252,7 @@ export const apiRoutes: ApiRoute[] = [
     handle(ctx) {
       const { key_name } = parseInput(createApiKeyBody, ctx.body);
       const { key, value } = createApiKey(ctx.world, ctx.account.id, key_name, ctx.now);
-      return {
-        status: 200,
-        body: {
-          id: key.id,
-          key: value,
-          name: key.name,
-          created_at: formatTimestamp(key.createdAt),
-          created_by: ctx.account.id,
-        },
-      };
+      return { status: 200, body: apiKeyCreateView(key, value, ctx.account.id) };
     },
   },
   {

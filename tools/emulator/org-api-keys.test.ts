@@ -9,49 +9,38 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startHarness, type Harness } from "../../test/emulator/harness.ts";
 import { conforming } from "../../test/emulator/openapi.ts";
+import { acmeSeed, adaKey, orgKey } from "../../test/emulator/organization.ts";
 import { startEmulator } from "./emulator.ts";
 import { platformRateLimits } from "./rate-limit.ts";
 import { loadSeedFile } from "./seed.ts";
 
-const orgKey = "o".repeat(64);
-const adaKey = "a".repeat(64);
 const maxKey = "m".repeat(64);
 const otherKey = "x".repeat(64);
 const K = "/organizations/{org_id}/api_keys";
 const acmeKeys = "/organizations/org-acme/api_keys";
 
 /** Acme owns two projects; Ada is its admin, Max a member; another organization has its own. */
-const acme = {
-  account: { kind: "organization" as const, id: "org-acme", name: "Acme" },
-  bootstrap_key: { name: "acme-ci", key: orgKey },
-  projects: [
+const acme = acmeSeed(
+  [
     { id: "acme-shop", name: "shop", branches: [{ name: "dev" }] },
     { id: "acme-blog", name: "blog" },
   ],
-  accounts: [
-    {
-      account: {
-        name: "Ada",
-        email: "ada@example.com",
-        organizations: [{ id: "org-acme", name: "Acme", role: "admin" as const }],
-      },
-      bootstrap_key: { name: "ada", key: adaKey },
-    },
+  [
     {
       account: {
         name: "Max",
         email: "max@example.com",
-        organizations: [{ id: "org-acme", name: "Acme", role: "member" as const }],
+        organizations: [{ id: "org-acme", name: "Acme", role: "member" }],
       },
       bootstrap_key: { name: "max", key: maxKey },
     },
     {
-      account: { kind: "organization" as const, id: "org-other", name: "Other" },
+      account: { kind: "organization", id: "org-other", name: "Other" },
       bootstrap_key: { name: "other", key: otherKey },
       projects: [{ id: "other-project", name: "other" }],
     },
   ],
-};
+);
 
 /** A key Ada creates for the organization, scoped to `project_id` when given. */
 async function orgApiKey(h: Harness, body: { key_name: string; project_id?: string }) {

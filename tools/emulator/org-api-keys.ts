@@ -11,8 +11,7 @@ import { param, type ApiContext, type ApiRoute } from "./api-routes.ts";
 import { PlatformError, notFound } from "./errors.ts";
 import type { AccountRecord, ApiKeyRecord } from "./model.ts";
 import { createOrgApiKeyBody, parseInput } from "./requests.ts";
-import { formatTimestamp } from "./timestamps.ts";
-import { apiKeyListView, apiKeyRevokeView } from "./views.ts";
+import { apiKeyCreateView, apiKeyListView, apiKeyRevokeView } from "./views.ts";
 import type { World } from "./world.ts";
 
 /** The organization of the path, as the caller may manage its keys. */
@@ -82,17 +81,7 @@ export const orgApiKeyRoutes: ApiRoute[] = [
       const { key, value } = createApiKey(ctx.world, organization.id, key_name, ctx.now);
       key.createdBy = ctx.account.id;
       if (project_id !== undefined) key.projectId = project_id;
-      return {
-        status: 200,
-        body: {
-          id: key.id,
-          key: value,
-          name: key.name,
-          created_at: formatTimestamp(key.createdAt),
-          created_by: ctx.account.id,
-          ...scope(key),
-        },
-      };
+      return { status: 200, body: { ...apiKeyCreateView(key, value, ctx.account.id), ...scope(key) } };
     },
   },
   {
