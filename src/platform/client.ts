@@ -7,6 +7,8 @@
  * the clients of the account's other keys.
  */
 import pino, { type Logger } from "pino";
+import type { z } from "zod";
+import type { OrgApiKey, OrgApiKeyCreated, OrgApiKeyRevoked, ProjectPermission } from "./access-schemas.ts";
 import { Account, type AccountOptions } from "./account.ts";
 import type { RateBudget } from "./budget.ts";
 import { Exchange, type RetryOptions } from "./exchange.ts";
@@ -47,6 +49,7 @@ import {
   type ProjectMutation,
   type ProjectPatch,
   type ProjectsQuery,
+  type projectsPageWire,
 } from "./project-schemas.ts";
 import type { ConnectionUriQuery, PasswordReset } from "./role-schemas.ts";
 import {
@@ -215,16 +218,21 @@ export class PlatformClient implements OperationsSource {
    * platform gives; the cursor is the last id of a page). A key of a user in an organization names
    * it (`orgId`), as it does to create one.
    */
-  async listProjects(query: ProjectsQuery = {}, options: CallOptions = {}): Promise<PlatformProject[]> {
+  listProjects(query: ProjectsQuery = {}, options: CallOptions = {}): Promise<PlatformProject[]> {
+    return this.everyProject(routes.listProjects, { search: query.search, org_id: query.orgId }, options);
+  }
+
+  /** Every page of a project list, each the platform's largest (400), following the id cursor. */
+  private async everyProject(
+    route: Route<"/projects" | "/projects/shared", z.output<typeof projectsPageWire>>,
+    query: Record<string, string | undefined>,
+    options: CallOptions,
+  ): Promise<PlatformProject[]> {
     const projects: PlatformProject[] = [];
     const limit = 400;
     let cursor: string | undefined;
     for (;;) {
-      const page = await this.call(
-        routes.listProjects,
-        {},
-        { query: { limit, cursor, search: query.search, org_id: query.orgId }, signal: options.signal },
-      );
+      const page = await this.call(route, {}, { query: { ...query, limit, cursor }, signal: options.signal });
       projects.push(...page.projects);
       const next = page.pagination?.cursor;
       if (page.projects.length < limit || next === undefined || next === cursor) return projects;
@@ -319,6 +327,77 @@ export class PlatformClient implements OperationsSource {
     const answer = await this.change(routes.deleteProject, { project_id: projectId }, options);
     this.account.projectList.deleted(projectId);
     return answer;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Who a project is shared with (no turn in the project's gate: nothing runs on the platform)
+
+  /** The e-mail addresses the project is shared with. */
+  listProjectPermissions(projectId: string, options: CallOptions = {}): Promise<ProjectPermission[]> {
+    return this.call(routes.listProjectPermissions, { project_id: projectId }, options);
+  }
+
+  /**
+   * Shares the project with the user of an e-mail address (a collaborator: works in it, does not
+   * delete it). A second grant to the same address is refused (a ConflictError on the emulator):
+   * list first.
+   */
+  grantProjectPermission(
+    projectId: string,
+    email: string,
+    options: CallOptions = {},
+  ): Promise<ProjectPermission> {
+    return this.call(
+      routes.grantProjectPermission,
+      { project_id: projectId },
+      { ...options, body: { email } },
+    );
+  }
+
+  /** Takes a grant back: the user's keys lose the project at once. */
+  revokeProjectPermission(
+    projectId: string,
+    permissionId: string,
+    options: CallOptions = {},
+  ): Promise<ProjectPermission> {
+    const ids = { project_id: projectId, permission_id: permissionId };
+    return this.call(routes.revokeProjectPermission, ids, options);
+  }
+
+  /** The projects other users shared with the key's user, every page (none for an organization's key). */
+  listSharedProjects(query: { search?: string } = {}, options: CallOptions = {}): Promise<PlatformProject[]> {
+    return this.everyProject(routes.listSharedProjects, { search: query.search }, options);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // An organization's keys (made with a personal key of an organization admin)
+
+  /** The organization's keys, each with the one project it may reach, if scoped. */
+  listOrgApiKeys(orgId: string, options: CallOptions = {}): Promise<OrgApiKey[]> {
+    return this.call(routes.listOrgApiKeys, { org_id: orgId }, options);
+  }
+
+  /**
+   * Creates a key of the organization, scoped to `projectId` when given: that project only, with a
+   * member's rights. Its value is returned only here and never logged. If this throws
+   * OutcomeUnknownError the key may exist with its value lost: list the organization's keys by
+   * name and revoke it.
+   */
+  createOrgApiKey(
+    orgId: string,
+    name: string,
+    scope: { projectId?: string } = {},
+    options: CallOptions = {},
+  ): Promise<OrgApiKeyCreated> {
+    const body = {
+      key_name: name,
+      ...(scope.projectId === undefined ? {} : { project_id: scope.projectId }),
+    };
+    return this.call(routes.createOrgApiKey, { org_id: orgId }, { ...options, body });
+  }
+
+  revokeOrgApiKey(orgId: string, keyId: number, options: CallOptions = {}): Promise<OrgApiKeyRevoked> {
+    return this.call(routes.revokeOrgApiKey, { org_id: orgId, key_id: keyId }, options);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -135,11 +135,14 @@ export function errorClassForStatus(
 export class PasswordNotStoredError extends PlatformError {}
 
 /**
- * A refusal of the key itself (401, 403), not of the request: an answer to one key of an account
- * that another key, reading the same project, must not take as its own.
+ * A refusal that may be the key's own, not the request's: an answer to one key of an account that
+ * another key, reading the same project or list, must not take as its own but ask again with its
+ * own key. 401 and 403, and 404: a key scoped to one project is refused with 404 everywhere else
+ * (the organization's other projects, the account's key list), while the organization's other
+ * keys, which share its account, see them.
  */
 export function keyRefused(err: unknown): boolean {
-  return err instanceof UnauthorizedError || err instanceof ForbiddenError;
+  return err instanceof UnauthorizedError || err instanceof ForbiddenError || err instanceof NotFoundError;
 }
 
 /** A change the platform certainly did not apply: held back, 423, 429. */

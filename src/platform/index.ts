@@ -63,6 +63,7 @@ export type {
   ProjectSettings,
 } from "./project-schemas.ts";
 export type { ConnectionUriQuery, PasswordReset } from "./role-schemas.ts";
+export type { OrgApiKey, OrgApiKeyCreated, OrgApiKeyRevoked, ProjectPermission } from "./access-schemas.ts";
 export type {
   BranchRestore,
   BranchRestoreSpec,

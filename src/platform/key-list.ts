@@ -27,7 +27,7 @@ export class KeyListCache {
     if (entry.keys && Date.now() - entry.fetchedAt < this.maxAgeMs) return entry.keys;
     const joined = entry.inFlight;
     if (!joined) return this.fetch(client, entry);
-    // Another key's refusal (revoked, say) is that key's: this one asks with its own.
+    // Another key's refusal (revoked, or scoped elsewhere) is that key's: this one asks with its own.
     return joined.sentBy === client
       ? joined.keys
       : joined.keys.catch((err: unknown) => {

@@ -8,6 +8,13 @@
  * its mutation gate: the platform runs one change of a project at a time (platform-facts.md).
  */
 import type { z } from "zod";
+import {
+  orgApiKeyCreatedWire,
+  orgApiKeyRevokedWire,
+  orgApiKeysWire,
+  projectPermissionWire,
+  projectPermissionsWire,
+} from "./access-schemas.ts";
 import type { Branch } from "./branch-schemas.ts";
 import { branchMutationWire, branchesResponseWire } from "./branch-schemas.ts";
 import {
@@ -259,5 +266,38 @@ export const routes = {
     method: "GET",
     path: "/projects/{project_id}/connection_uri",
     schema: connectionUriWire,
+  }),
+
+  // Who a project is shared with, by e-mail. A grant or a revocation starts no operation and
+  // changes none of the project's lists: it takes no turn in the project's gate.
+  listProjectPermissions: route({
+    method: "GET",
+    path: "/projects/{project_id}/permissions",
+    schema: projectPermissionsWire,
+  }),
+  grantProjectPermission: route({
+    method: "POST",
+    path: "/projects/{project_id}/permissions",
+    schema: projectPermissionWire,
+  }),
+  revokeProjectPermission: route({
+    method: "DELETE",
+    path: "/projects/{project_id}/permissions/{permission_id}",
+    schema: projectPermissionWire,
+  }),
+  // The projects shared with the key's user (paged as the project list is).
+  listSharedProjects: route({ method: "GET", path: "/projects/shared", schema: projectsPageWire }),
+
+  // An organization's keys, one scoped to a project included (created with an admin's personal key).
+  listOrgApiKeys: route({ method: "GET", path: "/organizations/{org_id}/api_keys", schema: orgApiKeysWire }),
+  createOrgApiKey: route({
+    method: "POST",
+    path: "/organizations/{org_id}/api_keys",
+    schema: orgApiKeyCreatedWire,
+  }),
+  revokeOrgApiKey: route({
+    method: "DELETE",
+    path: "/organizations/{org_id}/api_keys/{key_id}",
+    schema: orgApiKeyRevokedWire,
   }),
 } as const;

@@ -54,7 +54,7 @@ export class ListSnapshot<T extends SnapshotItem> {
     const now = this.now();
     const entry = this.entry;
     if (entry && now - entry.startedAt < maxAgeMs) {
-      // Another key's refusal (revoked, say) is that key's: this reader lists with its own.
+      // Another key's refusal (revoked, or scoped elsewhere) is that key's: this reader lists with its own.
       return entry.sentBy === reader ? entry.items : entry.items.catch((err: unknown) => refused(err, list));
     }
     const fresh: Entry<T> = { startedAt: now, items: list(), sentBy: reader };

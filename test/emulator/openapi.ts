@@ -6,7 +6,7 @@ import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { expect } from "vitest";
 import { parse } from "yaml";
-import type { Harness } from "./harness.ts";
+import type { CallOptions, Harness } from "./harness.ts";
 
 const require = createRequire(import.meta.url);
 const documentPath = require.resolve("@neondatabase/api-client/public-v2-for-users.gen.yaml");
@@ -104,15 +104,19 @@ export function responseErrors(
 
 const escape = (path: string): string => path.replaceAll("~", "~0").replaceAll("/", "~1");
 
-/** Calls a route and expects its response to conform to the document's schema for that route and status. */
+/**
+ * Calls a route (with the bootstrap key, or `options.key`) and expects its response to conform to
+ * the document's schema for that route and status.
+ */
 export async function conforming(
   h: Harness,
   method: string,
   template: string,
   path: string,
   body?: unknown,
+  options: CallOptions = {},
 ): ReturnType<Harness["api"]> {
-  const res = await h.api(method, path, body);
+  const res = await h.api(method, path, body, options);
   expect(responseErrors(method, template, res.status, res.body), `${method} ${path} → ${res.status}`).toEqual(
     [],
   );

@@ -6,11 +6,11 @@ import { z } from "zod";
 import type { ApiResponse, EndpointViews, ResponseShape } from "./api-routes.ts";
 import type { PostgresAddresses } from "./connection-uri.ts";
 import { connectToEndpoint, findProject } from "./endpoints.ts";
-import { notFound } from "./errors.ts";
+import { PlatformError, notFound } from "./errors.ts";
 import { faultsSchema, type Faults } from "./faults.ts";
 import type { BranchRecord } from "./model.ts";
 import { limitsOf, limitsSchema, limitsView, toPlanLimits } from "./plans.ts";
-import { addBranch, addProject } from "./projects.ts";
+import { addBranch, addProject, seedAccount } from "./projects.ts";
 import { parseInput } from "./requests.ts";
 import type { RequestLog } from "./request-log.ts";
 import { seedSchema } from "./seed.ts";
@@ -52,6 +52,7 @@ export interface AdminRoute {
 }
 
 const projectBody = seedSchema.shape.projects.unwrap().element;
+const accountBody = seedSchema.shape.accounts.unwrap().element;
 const branchBody = projectBody.shape.branches.unwrap().element;
 
 const branchView = (b: BranchRecord) => ({
@@ -143,6 +144,25 @@ export const adminRoutes: AdminRoute[] = [
       if (!ctx.target.postgres) throw notFound("postgres (the emulator runs without one)");
       const address = await ctx.target.postgres.address(endpoint, ctx.query.get("pooled") === "true");
       return { status: 200, body: address };
+    },
+  },
+  {
+    // A new account, in the seed's form: a user to invite by e-mail, say. Its key's value is shown
+    // here only. Until a reset (which brings back the seed's accounts alone).
+    method: "POST",
+    path: "/accounts",
+    handle(ctx) {
+      const { world } = ctx.target;
+      const body = parseInput(accountBody, ctx.body ?? {});
+      const { id, kind, email } = body.account;
+      if (id !== undefined && world.accounts.has(id)) throw new PlatformError(409, `account ${id} exists`);
+      // A user is known by its e-mail: sharing a project with it reaches this account alone.
+      const taken = [...world.accounts.values()].some(
+        (a) => a.kind === "user" && kind === "user" && a.email.toLowerCase() === email.toLowerCase(),
+      );
+      if (taken) throw new PlatformError(409, "a user with this e-mail address exists");
+      const { account, key } = seedAccount(world, body, ctx.now);
+      return { status: 201, body: { account_id: account.id, api_key: key } };
     },
   },
   {

@@ -18,7 +18,7 @@ import { branchesOfProject, createBranch, deleteBranch, findBranch, updateBranch
 import { databasesOf, rolesOf } from "./catalog.ts";
 import type { PostgresAddresses } from "./connection-uri.ts";
 import { PlatformError } from "./errors.ts";
-import type { AccountRecord, BranchRecord, EndpointRecord, OperationRecord } from "./model.ts";
+import type { AccountRecord, ApiKeyRecord, BranchRecord, EndpointRecord, OperationRecord } from "./model.ts";
 import { getOperation, listOperations } from "./operations.ts";
 import { organizationsOf } from "./projects.ts";
 import {
@@ -31,10 +31,10 @@ import {
   updateBranchBody,
   updateEndpointBody,
 } from "./requests.ts";
-import { formatTimestamp } from "./timestamps.ts";
 import { limitsOf } from "./plans.ts";
 import {
   annotationView,
+  apiKeyCreateView,
   apiKeyListView,
   apiKeyRevokeView,
   authDetailsView,
@@ -76,6 +76,8 @@ export interface ApiContext {
   shape: ResponseShape;
   /** The account of the request's key: it sees only its own projects and keys. */
   account: AccountRecord;
+  /** The request's key (its project scope, if any: access.ts). */
+  key: ApiKeyRecord;
   params: Record<string, string | undefined>;
   query: URLSearchParams;
   body: unknown;
@@ -250,16 +252,7 @@ export const apiRoutes: ApiRoute[] = [
     handle(ctx) {
       const { key_name } = parseInput(createApiKeyBody, ctx.body);
       const { key, value } = createApiKey(ctx.world, ctx.account.id, key_name, ctx.now);
-      return {
-        status: 200,
-        body: {
-          id: key.id,
-          key: value,
-          name: key.name,
-          created_at: formatTimestamp(key.createdAt),
-          created_by: ctx.account.id,
-        },
-      };
+      return { status: 200, body: apiKeyCreateView(key, value, ctx.account.id) };
     },
   },
   {

@@ -1,16 +1,14 @@
 // The official clients work against the emulator unchanged: the SDK
 // (@neon/sdk), the older @neondatabase/api-client, and the neonctl CLI.
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { createNeonClient } from "@neon/sdk";
 import pg from "pg";
 import { EndpointType, createApiClient } from "@neondatabase/api-client";
 import { describe, expect, it } from "vitest";
 import { branchesOf, startHarness, type Harness } from "../../test/emulator/harness.ts";
+import { neonctlFor, type Neonctl } from "../../test/emulator/neonctl.ts";
 import { createClock } from "./clock.ts";
 
 const projectId = "demo-project";
@@ -270,33 +268,12 @@ describe("@neondatabase/api-client", () => {
 });
 
 describe("neonctl", () => {
-  const require = createRequire(import.meta.url);
-  const cli = join(dirname(require.resolve("neonctl/package.json")), "bin", "cli.js");
-
-  /** Runs neonctl against a fresh emulator with its own config directory; JSON output parsed where it is JSON. */
-  async function withNeonctl(
-    test: (h: Harness, neonctl: (...args: string[]) => Promise<unknown>) => Promise<void>,
-  ) {
+  /** Runs neonctl against a fresh emulator with its own config directory. */
+  async function withNeonctl(test: (h: Harness, neonctl: Neonctl) => Promise<void>) {
     const h = await startHarness(realTime);
     const configDir = await mkdtemp(join(tmpdir(), "neonctl-"));
     try {
-      await test(h, async (...args: string[]) => {
-        const { stdout } = await promisify(execFile)(process.execPath, [
-          cli,
-          ...args,
-          "--api-host",
-          h.emulator.url,
-          "--api-key",
-          h.emulator.bootstrapKey,
-          "--no-analytics",
-          "--config-dir",
-          configDir,
-          "--output",
-          "json",
-        ]);
-        // A connection string is printed as it is, even with --output json.
-        return stdout.startsWith("postgres") ? stdout.trim() : (JSON.parse(stdout) as unknown);
-      });
+      await test(h, neonctlFor(h.emulator.url, h.emulator.bootstrapKey, configDir));
     } finally {
       await rm(configDir, { recursive: true, force: true });
     }

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import type { z } from "zod";
+import { checkAccess } from "./access.ts";
 import { adminPrefix, adminRoutes, type AdminContext, type AdminTarget } from "./admin-routes.ts";
 import { authenticate, recordKeyUse } from "./api-keys.ts";
 import {
@@ -16,15 +17,17 @@ import {
   type ResponseShape,
 } from "./api-routes.ts";
 import { catalogRoutes } from "./catalog-routes.ts";
+import { orgApiKeyRoutes } from "./org-api-keys.ts";
 import { projectRoutes } from "./project-routes.ts";
 import { createClock, type Clock } from "./clock.ts";
-import { PlatformError, notFound, projectLocked } from "./errors.ts";
+import { PlatformError, projectLocked } from "./errors.ts";
 import { Faults } from "./faults.ts";
 import { readJsonBody, sendEmpty, sendError, sendJson } from "./http.ts";
 import { newRequestId } from "./ids.ts";
 import { PostgresFront } from "./postgres/front.ts";
 import { DatabaseStore } from "./postgres/store.ts";
 import { seedWorld } from "./projects.ts";
+import { sharingRoutes } from "./sharing.ts";
 import { RateLimiter, platformRateLimits, type RateLimits } from "./rate-limit.ts";
 import { RequestLog, type RequestLogEntry } from "./request-log.ts";
 import { newRandomSeed, seededRandom } from "./random.ts";
@@ -229,7 +232,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
   };
   const apiRouter = FindMyWay({ ignoreTrailingSlash: true });
-  for (const route of [...apiRoutes, ...projectRoutes, ...catalogRoutes])
+  for (const route of [
+    ...apiRoutes,
+    ...projectRoutes,
+    ...catalogRoutes,
+    ...sharingRoutes,
+    ...orgApiKeyRoutes,
+  ])
     apiRouter.on(route.method, route.path, () => undefined, route);
   const adminRouter = FindMyWay({ ignoreTrailingSlash: true });
   for (const route of adminRoutes) adminRouter.on(route.method, route.path, () => undefined, route);
@@ -313,15 +322,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const now = clock.now();
       target.world.advance(now);
       const account = target.world.account(key.accountId);
-      // Another account's project is as unknown as one that never existed.
-      const projectId = match.params["project_id"];
-      const project = projectId === undefined ? undefined : target.world.projects.get(projectId);
-      if (project && project.ownerId !== account.id) throw notFound("project");
+      // A project out of the key's reach is as unknown as one that never existed (access.ts).
+      checkAccess(target.world, { account, key }, routeName, match.params);
       const ctx: ApiContext = {
         world: target.world,
         views: target.views,
         shape,
         account,
+        key,
         params: match.params,
         query,
         body,

@@ -46,7 +46,18 @@ export interface AccountRecord {
    * The organizations a user belongs to besides those its projects name (a user's key must name
    * one of them as `org_id` to list or create projects). Unused for an organization.
    */
-  organizations?: { id: string; name: string }[];
+  organizations?: OrganizationMembership[];
+}
+
+/**
+ * A user's place in an organization. When the organization is an account of the world, the user's
+ * personal keys act on its projects with the role's rights (access.ts).
+ */
+export interface OrganizationMembership {
+  id: string;
+  name: string;
+  /** Absent (older state files, seeds that name none): admin, as the creator of an organization is. */
+  role?: "admin" | "member";
 }
 
 /** The limits of an account's plan where the platform refuses a request (see plans.ts). */
@@ -73,6 +84,10 @@ export interface ApiKeyRecord {
   lastUsedAt?: number;
   lastUsedFromAddr: string;
   revoked: boolean;
+  /** An organization's key scoped to this one project (`OrgApiKeyCreateRequest.project_id`). */
+  projectId?: string;
+  /** The user who created an organization's key (its `created_by`); absent: the account's own. */
+  createdBy?: string;
 }
 
 export interface ProjectRecord {
@@ -97,8 +112,17 @@ export interface ProjectRecord {
   defaultEndpointSettings?: DefaultEndpointSettings;
   /** When `settings.hipaa` was turned on. */
   hipaaEnabledAt?: number;
+  /** Who the project is shared with by e-mail (`/projects/{id}/permissions`); absent: nobody. */
+  permissions?: ProjectPermissionRecord[];
   createdAt: number;
   updatedAt: number;
+}
+
+/** A grant of access to a project for the user of an e-mail address (a collaborator). */
+export interface ProjectPermissionRecord {
+  id: string;
+  email: string;
+  grantedAt: number;
 }
 
 /** `ProjectSettingsData` of the OpenAPI document, kept in its wire form. */

@@ -3,6 +3,7 @@
 // retention, delete (recoverable for 7 days) and recover. Each is refused as the platform
 // refuses it: a malformed field (400 naming it), a plan's limit, a one-way setting turned back,
 // a field fixed at creation, the project's lock (423).
+import { projectOwner } from "./access.ts";
 import { defaultDatabaseName } from "./catalog.ts";
 import { checkDatabaseName } from "./databases.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
@@ -37,7 +38,10 @@ export function createProject(
   now: number,
   { orgIdRequired }: { orgIdRequired: boolean },
 ): NewProject {
-  const limits = limitsOf(account);
+  // A member creating in an organization that is an account of the world creates the
+  // organization's project: its plan's limits apply, and its keys see it (access.ts).
+  const owner = projectOwner(world, account, body.org_id);
+  const limits = limitsOf(owner);
   const regionId = body.region_id ?? defaultRegionId;
   checkRegion(regionId);
   if (body.history_retention_seconds !== undefined) {
@@ -59,12 +63,12 @@ export function createProject(
     limits,
   );
   const orgId = organizationOf(world, account, body.org_id, { required: orgIdRequired });
-  checkProjectCount(world, account);
+  checkProjectCount(world, owner);
 
   const id = newProjectId();
   const { project, primary, endpoint } = buildProject(
     world,
-    account.id,
+    owner.id,
     {
       id,
       name: body.name ?? id,
@@ -198,15 +202,13 @@ export function deleteProject(world: World, project: ProjectRecord, now: number)
   return world.deleteProject(project.id, now, now + projectRecoveryMs);
 }
 
-/** `POST /projects/{id}/recover`: a deleted project of this account back, within its window and the plan's count. */
-export function recoverProject(
-  world: World,
-  account: AccountRecord,
-  projectId: string,
-  now: number,
-): DeletedProjectRecord {
+/**
+ * `POST /projects/{id}/recover`: a deleted project back, within its window and its owner's plan's
+ * count. Who may recover it (an admin of it) is decided before the route runs (access.ts).
+ */
+export function recoverProject(world: World, projectId: string, now: number): DeletedProjectRecord {
   const deleted = world.deletedProjects.get(projectId);
-  if (!deleted || deleted.project.ownerId !== account.id) throw notFound("project");
-  checkProjectCount(world, account);
+  if (!deleted) throw notFound("project");
+  checkProjectCount(world, world.account(deleted.project.ownerId));
   return world.recoverProject(projectId, now);
 }

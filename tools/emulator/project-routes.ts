@@ -36,7 +36,7 @@ function detail(ctx: ApiContext, project: ProjectRecord): Record<string, unknown
 /** The unavailable projects (a fault) are named in `unavailable_project_ids`, not listed. */
 function listed(ctx: ApiContext): ApiResponse {
   const query = parseInput(listProjectsQuery, Object.fromEntries(ctx.query));
-  const page = listProjects(ctx.world, ctx.account, query, { orgIdRequired: ctx.shape.orgIdRequired });
+  const page = listProjects(ctx.world, ctx, query, { orgIdRequired: ctx.shape.orgIdRequired });
   const unavailable = ctx.unavailableProjects;
   const shown = page.projects.filter(({ project }) => !unavailable.has(project.id));
   const missing = page.projects.filter(({ project }) => unavailable.has(project.id));
@@ -59,15 +59,6 @@ function listed(ctx: ApiContext): ApiResponse {
 
 export const projectRoutes: ApiRoute[] = [
   { method: "GET", path: "/projects", handle: listed },
-  {
-    // Projects other accounts share with this one: none in the emulated world (neonctl lists them too).
-    method: "GET",
-    path: "/projects/shared",
-    handle(ctx) {
-      parseInput(listProjectsQuery, Object.fromEntries(ctx.query));
-      return { status: 200, body: { projects: [] } };
-    },
-  },
   {
     method: "POST",
     path: "/projects",
@@ -140,7 +131,7 @@ export const projectRoutes: ApiRoute[] = [
     method: "POST",
     path: "/projects/:project_id/recover",
     handle(ctx) {
-      const recovered = recoverProject(ctx.world, ctx.account, param(ctx, "project_id"), ctx.now);
+      const recovered = recoverProject(ctx.world, param(ctx, "project_id"), ctx.now);
       return {
         status: 200,
         body: {

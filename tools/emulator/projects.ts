@@ -2,6 +2,7 @@
 // through the platform API), the organizations a key may name, and the project listing with its
 // id cursor.
 import { randomUUID } from "node:crypto";
+import { listsProject, type Caller } from "./access.ts";
 import { copyCatalog, seedCatalog } from "./catalog.ts";
 import { checkComputeRange } from "./compute-units.ts";
 import { newEndpoint } from "./endpoints.ts";
@@ -21,7 +22,7 @@ import type {
 import { checkPlanCompute, defaultHistoryRetention, limitsOf, toPlanLimits } from "./plans.ts";
 import { regionHost } from "./regions.ts";
 import type { DefaultEndpointSettingsBody, ListProjectsQuery } from "./requests.ts";
-import type { BranchSeed, ProjectSeed, Seed } from "./seed.ts";
+import type { AccountSeed, BranchSeed, ProjectSeed, Seed } from "./seed.ts";
 import { World, type WorldOptions } from "./world.ts";
 
 /** A world holding what the seed describes; the bootstrap keys' values (by account id) are returned here only. */
@@ -33,26 +34,39 @@ export function seedWorld(
   const world = new World(options);
   const bootstrapKeys = new Map<string, string>();
   for (const accountSeed of [seed, ...seed.accounts]) {
-    const { account: info } = accountSeed;
-    const account: AccountRecord = {
-      id: info.id ?? (info.kind === "user" ? randomUUID() : newOrganizationId()),
-      kind: info.kind,
-      name: info.name,
-      image: info.image,
-      email: info.email,
-      createdAt: now,
-      ...(accountSeed.limits === undefined ? {} : { limits: toPlanLimits(accountSeed.limits) }),
-      ...(info.organizations === undefined ? {} : { organizations: info.organizations }),
-    };
-    world.addAccount(account);
-    const value = accountSeed.bootstrap_key.key ?? newApiKeyValue();
-    world.addApiKey(account.id, accountSeed.bootstrap_key.name, value, now);
-    bootstrapKeys.set(account.id, value);
-    for (const project of accountSeed.projects) addProject(world, account.id, project, now, { seeded: true });
+    const { account, key } = seedAccount(world, accountSeed, now);
+    bootstrapKeys.set(account.id, key);
   }
   world.startAvailabilityChecks();
   const bootstrapKey = bootstrapKeys.values().next().value ?? "";
   return { world, bootstrapKey, bootstrapKeys };
+}
+
+/**
+ * Adds an account as a seed describes it (a seed's, or the admin API's), with its bootstrap key
+ * and its projects; the key's value is returned here only.
+ */
+export function seedAccount(
+  world: World,
+  accountSeed: AccountSeed,
+  now: number,
+): { account: AccountRecord; key: string } {
+  const { account: info } = accountSeed;
+  const account: AccountRecord = {
+    id: info.id ?? (info.kind === "user" ? randomUUID() : newOrganizationId()),
+    kind: info.kind,
+    name: info.name,
+    image: info.image,
+    email: info.email,
+    createdAt: now,
+    ...(accountSeed.limits === undefined ? {} : { limits: toPlanLimits(accountSeed.limits) }),
+    ...(info.organizations === undefined ? {} : { organizations: info.organizations }),
+  };
+  world.addAccount(account);
+  const key = accountSeed.bootstrap_key.key ?? newApiKeyValue();
+  world.addApiKey(account.id, accountSeed.bootstrap_key.name, key, now);
+  for (const project of accountSeed.projects) addProject(world, account.id, project, now, { seeded: true });
+  return { account, key };
 }
 
 /** What a new project is: the fields of its record and of its default branch, role and database. */
@@ -309,27 +323,38 @@ export interface ProjectPage {
 }
 
 /**
- * An account's projects ordered by id, so the cursor (the last project id of the previous page) is
- * a key: a page starts after it, even when that project is gone since. `recoverable` lists the
- * deleted ones within their recovery window instead.
+ * The projects a caller lists (access.ts `listsProject`), a page in id order. `recoverable` lists
+ * the deleted ones within their recovery window instead.
  */
 export function listProjects(
   world: World,
-  account: AccountRecord,
+  caller: Caller,
   query: ListProjectsQuery,
   { orgIdRequired }: { orgIdRequired: boolean },
 ): ProjectPage {
-  const orgId = organizationOf(world, account, query.org_id, { required: orgIdRequired });
+  const orgId = organizationOf(world, caller.account, query.org_id, { required: orgIdRequired });
   const all =
     query.recoverable === "true"
       ? [...world.deletedProjects.values()].map((deleted) => ({ project: deleted.project, deleted }))
       : [...world.projects.values()].map((project) => ({ project }));
+  return projectPage(
+    all.filter(({ project }) => listsProject(caller, project, orgId)),
+    query,
+  );
+}
+
+/**
+ * One page of projects in id order, the cursor being the last project id of the previous page (a
+ * page starts after it, even when that project is gone since), after a `search` on name or id.
+ */
+export function projectPage<T extends { project: ProjectRecord }>(
+  all: T[],
+  query: { limit: number; cursor?: string | undefined; search?: string | undefined },
+): { projects: T[]; cursor?: string } {
   const needle = query.search?.toLowerCase();
   const matching = all
     .filter(
       ({ project: p }) =>
-        p.ownerId === account.id &&
-        (orgId === undefined || account.kind === "organization" || p.orgId === orgId) &&
         (needle === undefined || p.id.includes(needle) || p.name.toLowerCase().includes(needle)) &&
         (query.cursor === undefined || p.id > query.cursor),
     )

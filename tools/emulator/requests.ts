@@ -226,6 +226,12 @@ export type ConnectionUriQuery = z.infer<typeof connectionUriQuery>;
 
 export const createApiKeyBody = z.object({ key_name: z.string().max(64) });
 
+/** `OrgApiKeyCreateRequest`: a key of the organization, or of one of its projects only. */
+export const createOrgApiKeyBody = createApiKeyBody.extend({ project_id: id.optional() });
+
+/** `GrantPermissionToProjectRequest`. */
+export const grantPermissionBody = z.object({ email: z.email().max(256) });
+
 const limit = (max: number) => z.coerce.number().int().min(1).max(max);
 
 export const listProjectsQuery = z.object({
@@ -238,6 +244,14 @@ export const listProjectsQuery = z.object({
   recoverable: z.enum(["true", "false"]).optional(),
 });
 export type ListProjectsQuery = z.infer<typeof listProjectsQuery>;
+
+/** `GET /projects/shared` takes the list's paging and search, and no organization. */
+export const listSharedProjectsQuery = listProjectsQuery.pick({
+  limit: true,
+  cursor: true,
+  search: true,
+  timeout: true,
+});
 
 /** The document's `LimitParam` allows up to 10,000; without one a page is small (branch-list.ts). */
 export const listBranchesQuery = z.object({

@@ -72,7 +72,16 @@ const accountInfo = z
     image: z.string().default(""),
     email: z.email().default("user@example.com"),
     organizations: z
-      .array(z.object({ id, name: z.string().min(1) }))
+      .array(
+        z.object({
+          id,
+          name: z.string().min(1),
+          role: z
+            .enum(["admin", "member"])
+            .optional()
+            .describe("the user's role, when the organization is an account of the seed (default admin)"),
+        }),
+      )
       .optional()
       .describe("a user's organizations besides those its projects name (org_id)"),
   })

@@ -186,6 +186,17 @@ export function apiKeyListView(k: ApiKeyRecord, creator: AccountRecord): Record<
   };
 }
 
+/** A create's answer: the one time the key's value is shown. `created_by` is the creator's id. */
+export function apiKeyCreateView(k: ApiKeyRecord, value: string, createdBy: string): Record<string, unknown> {
+  return {
+    id: k.id,
+    key: value,
+    name: k.name,
+    created_at: formatTimestamp(k.createdAt),
+    created_by: createdBy,
+  };
+}
+
 export function apiKeyRevokeView(k: ApiKeyRecord, creator: AccountRecord): Record<string, unknown> {
   return {
     id: k.id,
