@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { Conditions } from "./conditions.ts";
 import { defineKind } from "./kind.ts";
-import { SecretKeyRef, boundedDuration, cel, immutable, objectName } from "./fields.ts";
+import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
 
 export const ApiKeySpec = z
   .object({
@@ -19,6 +19,12 @@ export const ApiKeySpec = z
       .optional()
       .describe("The Secret to write the key to (keys apiKey and keyId). Default: <name>-api-key. Immutable.")
       .meta(immutable("secretName")),
+    projectId: platformId
+      .optional()
+      .describe(
+        "Mint a key that reaches this one project only: a key of the project's organization, scoped to it (a member's rights there, nothing elsewhere). Omitted: an account-wide key of the credentials' user, which a CredentialsGrant allows only with mintApiKeys. Immutable.",
+      )
+      .meta(immutable("projectId")),
     credentials: SecretKeyRef.optional(),
     deletionPolicy: z
       .enum(["Revoke", "Retain"])
@@ -51,6 +57,8 @@ export type ApiKeySpec = z.infer<typeof ApiKeySpec>;
 export const ApiKeyStatus = z
   .object({
     keyId: z.int().optional().describe("The platform's id of the current key."),
+    projectId: z.string().optional().describe("The one project the keys reach (a scoped key)."),
+    orgId: z.string().optional().describe("The organization a scoped key belongs to (the project's)."),
     keyName: z.string().optional().describe("The platform name of the current key."),
     pendingKeyName: z
       .string()
@@ -87,6 +95,12 @@ export const apiKeyKind = defineKind({
   printerColumns: [
     { name: "Key Name", type: "string", jsonPath: ".status.keyName" },
     { name: "Key ID", type: "integer", jsonPath: ".status.keyId" },
+    {
+      name: "Project",
+      type: "string",
+      jsonPath: ".status.projectId",
+      description: "The one project a scoped key reaches.",
+    },
     { name: "Secret", type: "string", jsonPath: ".status.secretName" },
     { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
     // A string, not a date: kubectl prints a date column as the time since it, and a time to

@@ -78,6 +78,12 @@ export const CredentialsGrantSpec = z
       .describe(
         "May mint API keys (ApiKey) with the operator's default credentials. A minted key acts on the whole account: grant with care (docs/security.md).",
       ),
+    mintProjectApiKeys: z
+      .boolean()
+      .default(false)
+      .describe(
+        "May mint keys that reach one of the granted projects only (an ApiKey with spec.projectId: a key of the project's organization, scoped to it), without the account-wide mintApiKeys.",
+      ),
   })
   .describe(
     "What the namespaces named or selected here may do with the operator's default credentials. Resources whose spec.credentials names a Secret of their own namespace need no grant.",

@@ -64,7 +64,7 @@ import {
   roleBody,
   type RoleMutation,
 } from "./branch-content-schemas.ts";
-import { PasswordNotStoredError, PlatformError, notApplied } from "./errors.ts";
+import { BadRequestError, PasswordNotStoredError, PlatformError, keyRefused, notApplied } from "./errors.ts";
 import { Transport, type TransportRequest, type TransportTimeouts } from "./transport.ts";
 
 export const DEFAULT_BASE_URL = "https://console.neon.tech/api/v2";
@@ -291,8 +291,12 @@ export class PlatformClient implements OperationsSource {
     // Many of the account's projects are looked at (thousands of Projects at their resync): one
     // list of them all serves every one. A list item without a retention (the document makes it
     // optional there) is read alone, so no field it leaves out reads as a drift.
+    // A list the key may not make (a user of organizations must name one) is no answer either.
     if (this.account.projectList.worthListing(projectId, options.maxAgeMs)) {
-      const projects = await this.accountProjects({ orgId: options.orgId }, options);
+      const projects = await this.accountProjects({ orgId: options.orgId }, options).catch((err: unknown) => {
+        if (err instanceof BadRequestError || keyRefused(err)) return [];
+        throw err;
+      });
       const listed = projects.find((p) => p.id === projectId);
       if (listed?.historyRetentionSeconds !== undefined) return listed;
     }

@@ -60,6 +60,7 @@ describe("the CredentialsGrant kind", () => {
       projects: [],
       createProjects: false,
       mintApiKeys: false,
+      mintProjectApiKeys: false,
     });
     await kubectl(["delete", "credentialsgrant", grantName("defaults")]);
   });

@@ -19,6 +19,7 @@ const grant = (spec: z.input<typeof CredentialsGrantSpec>): CredentialsGrantSpec
   projects: [],
   createProjects: false,
   mintApiKeys: false,
+  mintProjectApiKeys: false,
   ...spec,
 });
 
@@ -137,6 +138,34 @@ describe("decideGrant", () => {
       teamB,
       { projectId: "proj-x", createProject: true, mintApiKeys: true },
       " for project proj-x and for creating projects and for minting API keys",
+    ],
+    [
+      "a key of one granted project, where the grant allows keys of its projects",
+      [grant({ namespaces: ["team-b"], projects: ["proj-x"], mintProjectApiKeys: true })],
+      teamB,
+      { projectId: "proj-x", mintProjectApiKeys: true },
+      undefined,
+    ],
+    [
+      "a key of one project is not an account-wide key",
+      [grant({ namespaces: ["team-b"], projects: ["proj-x"], mintProjectApiKeys: true })],
+      teamB,
+      { mintApiKeys: true },
+      " for minting API keys",
+    ],
+    [
+      "a key of a project the grant does not name",
+      [grant({ namespaces: ["team-b"], projects: ["proj-y"], mintProjectApiKeys: true })],
+      teamB,
+      { projectId: "proj-x", mintProjectApiKeys: true },
+      " for project proj-x",
+    ],
+    [
+      "a key of one project without the grant's leave",
+      [grant({ namespaces: ["team-b"], projects: ["proj-x"] })],
+      teamB,
+      { projectId: "proj-x", mintProjectApiKeys: true },
+      " for minting keys of that project",
     ],
     [
       "creating projects and minting granted",

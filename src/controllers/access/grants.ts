@@ -44,6 +44,8 @@ export interface GrantRequest {
   createProject?: boolean;
   /** It mints an API key. */
   mintApiKeys?: boolean;
+  /** It mints a key that reaches its one project only (`projectId`). */
+  mintProjectApiKeys?: boolean;
 }
 
 export interface NotGranted {
@@ -107,6 +109,10 @@ export function decideGrant(
   }
   if (want.createProject && !mine.some((g) => g.createProjects)) missing.push("for creating projects");
   if (want.mintApiKeys && !mine.some((g) => g.mintApiKeys)) missing.push("for minting API keys");
+  // A key of one granted project is less than an account-wide one: either privilege allows it.
+  if (want.mintProjectApiKeys && !mine.some((g) => g.mintProjectApiKeys || g.mintApiKeys)) {
+    missing.push("for minting keys of that project");
+  }
   // Asking for nothing in particular still needs some grant for the namespace.
   if (missing.length === 0 && (mine.length > 0 || hasAsked(want))) return undefined;
   const what = missing.length > 0 ? ` ${missing.join(" and ")}` : "";
@@ -120,7 +126,12 @@ export function decideGrant(
 }
 
 function hasAsked(want: GrantRequest): boolean {
-  return want.projectId !== undefined || want.createProject === true || want.mintApiKeys === true;
+  return (
+    want.projectId !== undefined ||
+    want.createProject === true ||
+    want.mintApiKeys === true ||
+    want.mintProjectApiKeys === true
+  );
 }
 
 type GrantObject = KubeObject & { spec?: unknown };
@@ -275,7 +286,8 @@ async function madeInNamespace<Spec>(
   want: GrantRequest,
 ): Promise<boolean> {
   const projectId = want.projectId;
-  if (projectId === undefined || want.createProject || want.mintApiKeys) return false;
+  if (projectId === undefined || want.createProject || want.mintApiKeys || want.mintProjectApiKeys)
+    return false;
   for (const maker of madeBy) {
     for (const made of request.cache(maker.kind).list(namespace)) {
       if (made.metadata.deletionTimestamp || maker.created(made) !== projectId) continue;

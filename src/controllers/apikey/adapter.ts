@@ -3,10 +3,12 @@
 // lifecycle is the managed layer's all the same: observe the key and the one step due (plan.ts),
 // create a key (issue.ts, crash-safe), update it, revoke it.
 import type { ApiKeySpec, ApiKeyStatus } from "../../api/apikey.ts";
-import { KeyListCache, type ApiKey, type PlatformClient } from "../../platform/index.ts";
+import { KeyListCache, NotFoundError, type ApiKey, type PlatformClient } from "../../platform/index.ts";
 import { isControlledBy } from "../../runtime/index.ts";
 import { secretKind, type Secret } from "../managed/credentials.ts";
 import type { Adapter, Answer, Observation, Verdict } from "../managed/kind.ts";
+import { outside } from "../managed/refusal.ts";
+import { keyRoutes, type KeyRoutes } from "./keys.ts";
 import { adoptable, adoptSecret, deleteOwnedSecret, releaseSecret } from "../managed/owned-secret.ts";
 import { at, issueKey, recorded, revoke, type KeyPass } from "./issue.ts";
 import { dueSteps, keyOf, keyStep, rotationTime, storedKey, type Key, type KeyStep } from "./plan.ts";
@@ -74,26 +76,27 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep, Platfo
    */
   async create(pass: KeyPass): Promise<Answer<S>> {
     if (pass.status.keyId !== undefined) await pass.save(forgetCurrentKey);
-    return { message: await issueKey(pass, this.keys) };
+    return { message: await issueKey(pass, await this.routes(pass)) };
   }
 
   async update(pass: KeyPass, step: KeyStep, state: KeyState): Promise<Answer<S>> {
     const { change, message } = step;
     const current = pass.status.keyId;
     const answer = (note: string) => ({ message: note });
+    const keys = await this.routes(pass);
     if (change === "recover")
-      return answer(state.recovery ? await this.recover(pass, state.recovery) : message);
+      return answer(state.recovery ? await this.recover(pass, keys, state.recovery) : message);
     // Grace is shorter than the interval: a previous key still here at a rotation is a late pass catching up.
-    if (change === "revoke-previous" || change === "rotate") await this.revokePrevious(pass);
+    if (change === "revoke-previous" || change === "rotate") await this.revokePrevious(pass, keys);
     if (change === "revoke-previous") return answer(message);
     if (change === "replace" && current !== undefined) {
       // The platform cannot show a key again: a Secret that lost it gets a new key, the old one revoked.
-      await revoke(pass, current, "its Secret was deleted or altered");
+      await revoke(pass, keys, current, "its Secret was deleted or altered");
       const note = `Secret ${keyOf(pass).secretName} was ${state.secret ? "altered" : "deleted"}; a key's value cannot be read back from the platform, so key id ${current} was revoked and a new key is issued`;
       pass.events.warning("SecretReplaced", "Replace", note);
       await pass.save(forgetCurrentKey);
     }
-    return answer(await issueKey(pass, this.keys));
+    return answer(await issueKey(pass, keys));
   }
 
   /**
@@ -125,6 +128,34 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep, Platfo
     return Math.max(0, Math.min(this.usageRefreshMs, ...due.map((t) => Date.parse(t) - now)));
   }
 
+  /**
+   * Where the keys live: the account's own, or (spec.projectId) the project's organization's,
+   * scoped to it; the organization is read once from the project and recorded.
+   */
+  private async routes(pass: KeyPass): Promise<KeyRoutes> {
+    const projectId = pass.spec.projectId;
+    if (projectId === undefined) return keyRoutes(pass.client, this.keys, undefined, pass.signal);
+    let orgId = pass.status.orgId;
+    if (orgId === undefined) {
+      const project = await pass.client
+        .projectSnapshot(projectId, { signal: pass.signal, maxAgeMs: this.usageRefreshMs })
+        .catch((err: unknown) => {
+          if (err instanceof NotFoundError)
+            throw outside("ProjectNotFound", `spec.projectId: project ${projectId} not found`);
+          throw err;
+        });
+      orgId = project.orgId;
+      if (orgId === undefined) {
+        throw outside(
+          "ProjectHasNoOrganization",
+          `spec.projectId: project ${projectId} belongs to no organization, and keys that reach one project are an organization's; move it into one, or leave spec.projectId out for an account-wide key`,
+        );
+      }
+      await pass.save({ orgId, projectId });
+    }
+    return keyRoutes(pass.client, this.keys, { orgId, projectId }, pass.signal);
+  }
+
   /** The key's state: its listing, its Secret, and what a lost status left to take back. */
   private async find(pass: KeyPass): Promise<KeyState> {
     const k = keyOf(pass);
@@ -135,7 +166,7 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep, Platfo
     if (pendingKeyName || !secret || pass.deleting) return state;
     // Status lost (a restore from a backup without status, an edit): the Secret says which key is
     // ours. Issuing a new one instead would overwrite it and leave the old key live in nobody's hands.
-    const keys = await this.keys.fresh(pass.client);
+    const keys = await (await this.routes(pass)).list(true);
     const { key, fingerprint, restored } = held(pass, k, secret, keys);
     if (!key || !fingerprint) return state;
     const others = keys
@@ -150,7 +181,11 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep, Platfo
    * nobody's hands. The newest keeps a grace period from now (clients may still use it); any
    * older one is revoked at once.
    */
-  private async recover(pass: KeyPass, recovery: NonNullable<KeyState["recovery"]>): Promise<string> {
+  private async recover(
+    pass: KeyPass,
+    keys: KeyRoutes,
+    recovery: NonNullable<KeyState["recovery"]>,
+  ): Promise<string> {
     const { key, fingerprint, adopt, others } = recovery;
     const k = keyOf(pass);
     if (adopt) {
@@ -160,7 +195,7 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep, Platfo
     }
     const [previous, ...older] = others;
     for (const stale of older)
-      await revoke(pass, stale.id, "status had lost it, and a newer key replaced it");
+      await revoke(pass, keys, stale.id, "status had lost it, and a newer key replaced it");
     const revokeAt = at(pass, k.gracePeriodMs);
     await pass.save({
       ...recorded(k, key, fingerprint),
@@ -172,10 +207,10 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep, Platfo
       : message;
   }
 
-  private async revokePrevious(pass: KeyPass): Promise<void> {
+  private async revokePrevious(pass: KeyPass, keys: KeyRoutes): Promise<void> {
     const previous = pass.status.previousKeyId;
     if (previous === undefined) return;
-    await revoke(pass, previous, "the rotation's grace period is over");
+    await revoke(pass, keys, previous, "the rotation's grace period is over");
     await pass.save({ previousKeyId: undefined, previousKeyRevokeAt: undefined });
   }
 
@@ -187,13 +222,15 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep, Platfo
     const { kube } = pass;
     const { keyId, previousKeyId, pendingKeyName } = pass.status;
     const k = keyOf(pass);
-    const keys = await this.keys.fresh(pass.client);
+    const routes = await this.routes(pass);
+    const keys = await routes.list(true);
     const secret = await kube.get<Secret>(secretKind, k.namespace, k.secretName);
     const { key: inSecret, restored } = held(pass, k, secret, keys);
     const pending = keys.filter((key) => key.name === pendingKeyName).map((key) => key.id);
     const ours = new Set([keyId, previousKeyId, inSecret?.id, ...pending].filter((id) => id !== undefined));
     if (retain && inSecret) ours.delete(inSecret.id); // the one key that is kept
-    for (const id of ours) await revoke(pass, id, retain ? "not the retained key" : "the ApiKey was deleted");
+    for (const id of ours)
+      await revoke(pass, routes, id, retain ? "not the retained key" : "the ApiKey was deleted");
     if (retain) {
       await releaseSecret(kube, k.owner, k.secretName);
       pass.events.normal("KeyRetained", "Delete", `key and Secret ${k.secretName} are kept (Retain)`);
@@ -208,7 +245,8 @@ export class ApiKeys implements Adapter<ApiKeySpec, S, KeyState, KeyStep, Platfo
   /** The key's entry in the account's key list; a miss is confirmed with a fresh list before it counts. */
   private async listed(pass: KeyPass, keyId: number): Promise<ApiKey | undefined> {
     const find = (keys: ApiKey[]) => keys.find((key) => key.id === keyId);
-    return find(await this.keys.get(pass.client)) ?? find(await this.keys.fresh(pass.client));
+    const routes = await this.routes(pass);
+    return find(await routes.list(false)) ?? find(await routes.list(true));
   }
 }
 

@@ -42,12 +42,18 @@ export function apiKey(
         credentials: spec.credentials,
         adopts: undefined,
       }),
+      placement: (spec) => ({ projectId: spec.projectId }),
       recorded: (status) => (status.keyId === undefined ? undefined : String(status.keyId)),
       adapter: new ApiKeys(tuning.usageRefreshMs ?? 300_000),
     },
-    // A minted key acts on the whole account: minting with the operator's key is a privilege.
-    withGrants<ApiKeySpec, ApiKeyStatus>(() => ({ mintApiKeys: true }), {
-      enabled: options.grants !== false,
-    }),
+    // A minted key acts on the whole account: minting with the operator's key is a privilege. A
+    // key of one project reaches that project only: a grant of it may allow that alone.
+    withGrants<ApiKeySpec, ApiKeyStatus>(
+      (spec) =>
+        spec.projectId === undefined
+          ? { mintApiKeys: true }
+          : { projectId: spec.projectId, mintProjectApiKeys: true },
+      { enabled: options.grants !== false },
+    ),
   );
 }
