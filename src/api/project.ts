@@ -191,6 +191,23 @@ export const ProjectSpec = z
     sharedWith: sharedWithField("project"),
     credentials: SecretKeyRef.optional(),
     connectionSecret: ProjectConnectionSecret.optional(),
+    collaborators: z
+      .object({
+        emails: z
+          .array(z.email().max(254))
+          .max(100)
+          .describe("E-mail addresses of the platform's users the project is shared with."),
+        exclusive: z
+          .boolean()
+          .default(false)
+          .describe(
+            "The list is the whole of the project's sharing: a grant made elsewhere (the console) is revoked too. Default false: only what this resource granted is taken back when dropped from the list.",
+          ),
+      })
+      .optional()
+      .describe(
+        "Share the project with users, as the console's project sharing does (collaborators: they work in the project, and do not delete it). Addresses added are granted, addresses dropped are revoked, grants made elsewhere are left alone unless exclusive; a grant revoked elsewhere is granted again.",
+      ),
   })
   .describe("The desired project.")
   .meta(
@@ -233,6 +250,10 @@ export const ProjectStatus = z
     orgId: z.string().optional(),
     proxyHost: z.string().optional().describe("The project's proxy host (the region's)."),
     historyRetentionSeconds: z.int().optional(),
+    collaborators: z
+      .array(z.string())
+      .optional()
+      .describe("The addresses the project is shared with by this resource (spec.collaborators)."),
     defaultBranchId: z
       .string()
       .optional()

@@ -7,6 +7,7 @@
 import type { ProjectSpec, ProjectStatus } from "../../api/project.ts";
 import {
   BadRequestError,
+  ConflictError,
   NotFoundError,
   PlatformError,
   pooledHost,
@@ -23,6 +24,7 @@ import { Refusal, invalidSpec, outside } from "../managed/refusal.ts";
 import { observeMaxAge } from "../operations/looks.ts";
 import { mutation } from "../operations/project.ts";
 import { createSpec, plan, refusal, type Plan } from "./plan.ts";
+import { sharedBy, sharingManaged, sharingStep, type SharingStep } from "./sharing.ts";
 
 type S = ProjectStatus;
 
@@ -33,8 +35,9 @@ type S = ProjectStatus;
 const keptListAge = 30_000;
 type PjPass = Pass<ProjectSpec, S, PlatformClient>;
 
-/** A change of the project, or its connection Secret's password reset. */
-export type ProjectStep = Plan | (typeof resetStep & { change: "resetPassword"; why: ResetReason });
+/** A change of the project, of who it is shared with, or its connection Secret's password reset. */
+export type ProjectStep =
+  Plan | SharingStep | (typeof resetStep & { change: "resetPassword"; why: ResetReason });
 
 /** A project as found: with its default branch and endpoint when this pass listed them. */
 export interface ObservedProject {
@@ -80,6 +83,13 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
       if (refused) throw invalidSpec<S>(refused, found.status);
       const next = plan(pass.spec, project);
       if (next) return { ...found, next };
+      // Who it is shared with: one list of its permissions, only where the spec shares it (or did).
+      if (sharingManaged(pass.spec, pass.status)) {
+        const permissions = await pass.client.listProjectPermissions(project.id, { signal: pass.signal });
+        const share = sharingStep(pass.spec, pass.status, permissions);
+        if (share) return { ...found, next: share };
+        found.status = { ...found.status, collaborators: sharedBy(pass.spec, permissions) };
+      }
     }
     const target = this.target(pass, observed);
     const view = target ? await this.secrets.observe(pass, target, observeOnly) : undefined;
@@ -116,6 +126,7 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
   }
 
   async update(pass: PjPass, step: ProjectStep, observed: ObservedProject): Promise<Answer<S>> {
+    if (step.change === "grant" || step.change === "revoke") return this.share(pass, step, observed);
     if (step.change === "resetPassword") {
       const target = this.target(pass, observed);
       if (!target)
@@ -142,6 +153,31 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
     }
     const message = `deleted project ${project.id} and everything in it (recoverable on the platform for 7 days)`;
     return { operations: [], message };
+  }
+
+  /** Grants or takes back the project's sharing with one address; no operations run for it. */
+  private async share(pass: PjPass, step: SharingStep, { project }: ObservedProject): Promise<Answer<S>> {
+    const granted = pass.status.collaborators ?? [];
+    const { signal } = pass;
+    if (step.change === "grant") {
+      try {
+        await pass.client.grantProjectPermission(project.id, step.email, { signal });
+      } catch (err) {
+        // Granted meanwhile (a lost answer, the console): as wanted.
+        if (!(err instanceof ConflictError)) throw err;
+      }
+      return {
+        status: { collaborators: [...granted, step.email] },
+        message: `shared the project with ${step.email}`,
+      };
+    }
+    try {
+      await pass.client.revokeProjectPermission(project.id, step.permissionId, { signal });
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+    const left = granted.filter((email) => email.toLowerCase() !== step.email.toLowerCase());
+    return { status: { collaborators: left }, message: `took back the project's sharing with ${step.email}` };
   }
 
   /**
