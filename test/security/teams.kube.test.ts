@@ -344,6 +344,29 @@ describe("held means held, for reading too: another team's objects are used only
     await teamB.kubectl(["delete", "computeendpoint", "peek", "--timeout=60s"]);
   });
 
+  it("observe-only of a project team-a's Project holds is refused; with its consent it is observed", async () => {
+    const project = (name: string, spec: Record<string, unknown>) => ({
+      apiVersion: "neoncloud.dev/v1alpha1",
+      kind: "Project",
+      metadata: { name },
+      spec: { projectId: "proj-alpha", ...spec },
+    });
+    await teamA.apply(project("alpha", {}));
+    await until(teamA, "project", "alpha", "True");
+    const before = emulator.requestLog.latest().length;
+    await teamB.apply(
+      project("alpha-watch", { managementPolicy: "ObserveOnly", connectionSecret: { name: "alpha-db" } }),
+    );
+    const refused = await until(teamB, "project", "alpha-watch", "False", "NotShared");
+    expect(ready(refused)?.message).not.toContain(teamA.namespace);
+    expect(readsSince(before, "connection_uri")).toEqual([]);
+    expect(await secretIn(teamB.namespace, "alpha-db")).toBe("");
+    await share("project", "alpha", [{ namespace: teamB.namespace, uses: ["Observe"] }]);
+    await until(teamB, "project", "alpha-watch", "True", "Observed");
+    await teamB.kubectl(["delete", "project", "alpha-watch", "--timeout=60s"]);
+    await teamA.kubectl(["delete", "project", "alpha", "--timeout=60s"]);
+  });
+
   it("an endpoint on team-a's branch and a branch copied from it are refused without consent, nothing sent; with it they are made", async () => {
     const staging = await until(teamA, "branch", "staging", "True");
     const branchId = staging.status?.branchId ?? "";
