@@ -2,6 +2,8 @@
 // its parent). Its roles, databases and data become the source's; with
 // `preserve_under_name` the old state is kept as a new branch that takes over
 // its children. Point-in-time restores are not emulated.
+import { restrictedAction } from "./anonymized.ts";
+import { currentLsn } from "./branch-history.ts";
 import { copyCatalog } from "./catalog.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
 import { newBranchId } from "./ids.ts";
@@ -24,6 +26,8 @@ export function restoreBranch(
 ): BranchRestore {
   const source = world.branches.get(body.source_branch_id);
   if (!source || source.projectId !== branch.projectId) throw notFound("source branch");
+  const restricted = restrictedAction(branch, "restore");
+  if (restricted) throw new PlatformError(422, restricted);
   const pointInTime = body.source_lsn !== undefined || body.source_timestamp !== undefined;
   if (source.id === branch.id && !pointInTime) {
     throw badRequest("source_timestamp or source_lsn: required to restore a branch from its own history");
@@ -52,6 +56,7 @@ export function restoreBranch(
       projectId: branch.projectId,
       name: preserveName,
       ...(branch.parentId === undefined ? {} : { parentId: branch.parentId }),
+      startLsn: currentLsn(branch),
       primary: false,
       createdAt: now,
       updatedAt: now,
@@ -66,6 +71,9 @@ export function restoreBranch(
   }
   copyCatalog(world, source, branch, now);
   world.data?.branchRestored(branch, source);
+  // Its history starts again from the source's head: what it was before is the preserved branch's.
+  branch.startLsn = currentLsn(source);
+  delete branch.lsnHistory;
   branch.lastResetAt = now;
   branch.updatedAt = now;
 
