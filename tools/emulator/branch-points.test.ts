@@ -100,6 +100,41 @@ describe("branches from a point in the past", () => {
     expect(await names(second)).toEqual(["run 1", "run 1, later", "run 2"]);
   });
 
+  it("a root branch restored to its own past holds the rows of then; its old state is kept under a name", async () => {
+    const h = await startHarness();
+    const { main } = await branchesOf(h);
+    const db = await connect(h);
+    await db.query(
+      "create table items (id serial primary key, name text); insert into items (name) values ('kept')",
+    );
+    h.clock.advance(10_000);
+    const point = h.clock.now();
+    h.clock.advance(10_000);
+    await db.query("insert into items (name) values ('mistake')");
+    h.clock.advance(1000);
+
+    const unnamed = await h.api("POST", `${P}/branches/${main}/restore`, {
+      source_branch_id: main,
+      source_timestamp: iso(point),
+    });
+    expect(unnamed.status).toBe(400);
+    const restored = await h.api("POST", `${P}/branches/${main}/restore`, {
+      source_branch_id: main,
+      source_timestamp: iso(point),
+      preserve_under_name: "main-before-restore",
+    });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    h.clock.advance(10_000);
+    expect(await names(await connect(h))).toEqual(["kept"]);
+    const { "main-before-restore": preserved } = await branchesOf(h);
+    const copy = await h.api("POST", `${P}/branches`, {
+      branch: { parent_id: preserved },
+      endpoints: [{ type: "read_write" }],
+    });
+    h.clock.advance(5000);
+    expect(await names(await connect(h, copy.body.branch.id))).toEqual(["kept", "mistake"]);
+  });
+
   it("a point before the restore window, before the parent existed, or in the future is refused naming the field", async () => {
     const h = await startHarness();
     const { main } = await branchesOf(h);

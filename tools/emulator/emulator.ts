@@ -470,7 +470,7 @@ function postgresEvents(store: DatabaseStore, front: PostgresFront): BranchDataE
     columns: (branch, database) => store.withDatabase(branch.id, database, readColumns),
     mask: (branch, rules, random) => maskBranch(store, branch, rules, random),
     branchPreserved: (branch, preserved) => store.branchPreserved(branch, preserved),
-    branchRestored: (branch, source) => store.branchRestored(branch, source),
+    branchRestored: (branch, source, from) => store.branchRestored(branch, source, from),
     branchDeleted: (branch) => store.branchDeleted(branch),
     databaseRenamed: (branch, from, to) => store.databaseRenamed(branch, from, to),
     databaseDeleted: (branch, name) => store.databaseDeleted(branch, name),

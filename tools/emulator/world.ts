@@ -97,8 +97,8 @@ export interface BranchDataEvents {
   mask(branch: BranchRecord, rules: readonly MaskingRule[], random: () => number): Promise<number>;
   /** The branch's current data moves to `preserved` (a restore's `preserve_under_name`). */
   branchPreserved(branch: BranchRecord, preserved: BranchRecord): void;
-  /** The branch's data is replaced by a copy of the source's. */
-  branchRestored(branch: BranchRecord, source: BranchRecord): void;
+  /** The branch's data is replaced by a copy of the source's, as it is now or was at a point. */
+  branchRestored(branch: BranchRecord, source: BranchRecord, from: BranchSource): void;
   branchDeleted(branch: BranchRecord): void;
   databaseRenamed(branch: BranchRecord, from: string, to: string): void;
   databaseDeleted(branch: BranchRecord, name: string): void;

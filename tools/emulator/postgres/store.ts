@@ -252,12 +252,12 @@ export class DatabaseStore implements Omit<
     this.branches.set(preserved.id, databases);
   }
 
-  branchRestored(branch: BranchRecord, source: BranchRecord): void {
+  branchRestored(branch: BranchRecord, source: BranchRecord, from: BranchSource): void {
     // The platform drops the branch's connections: its data is replaced.
     for (const entry of this.branches.get(branch.id)?.values() ?? [])
       void this.stop(entry, { keepData: false });
     this.branches.delete(branch.id);
-    const copies = this.copyOf(source.id, branch.id, {});
+    const copies = this.copyOf(source.id, branch.id, from);
     if (copies) this.branches.set(branch.id, copies);
   }
 
