@@ -31,6 +31,11 @@ export const branchWire = z
     ttl_interval_seconds: z.number().int().optional(),
     last_reset_at: timestamp.optional(),
     init_source: z.string().optional(),
+    // A branch a snapshot's restore made: `restored`, then `finalized`.
+    restore_status: z.string().optional(),
+    restored_from: z.string().optional(),
+    restored_as: z.string().optional(),
+    restricted_actions: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
   })
   .transform((b) => ({
     id: b.id,
@@ -50,6 +55,12 @@ export const branchWire = z
     expiresAt: b.expires_at,
     lastResetAt: b.last_reset_at,
     initSource: b.init_source,
+    // Optional keys: a branch made by hand (tests, caches) need not name them.
+    ...(b.restore_status === undefined ? {} : { restoreStatus: b.restore_status }),
+    ...(b.restored_from === undefined ? {} : { restoredFrom: b.restored_from }),
+    ...(b.restored_as === undefined ? {} : { restoredAs: b.restored_as }),
+    /** What the platform refuses on this branch (an anonymized branch's restore, say), with why. */
+    ...(b.restricted_actions === undefined ? {} : { restrictedActions: b.restricted_actions }),
     /** The branch's annotations, where the answer carries them (the list does, keyed by branch). */
     annotations: undefined as Record<string, string> | undefined,
   }));
@@ -84,6 +95,12 @@ export interface BranchCreateSpec {
   protected?: boolean;
   /** RFC 3339; must be in the future. */
   expiresAt?: string;
+  /** The parent as it was then (RFC 3339), within its restore window; not with `parentLsn`. */
+  parentTimestamp?: string;
+  /** The parent as it was at this LSN, within its restore window; not with `parentTimestamp`. */
+  parentLsn?: string;
+  /** `schema-only`: the parent's schema without a row, as a new root branch. Default: `parent-data`. */
+  initSource?: "schema-only" | "parent-data";
   /** Annotations, set only at creation (the body's `annotation_value`): the operator's owner mark. */
   annotations?: Record<string, string>;
   /** Endpoints created with the branch, in the same request (`BranchCreateRequestEndpointOptions`). */
@@ -126,6 +143,9 @@ export function branchBody(spec: BranchCreateSpec | BranchPatch): {
     name: spec.name,
     protected: spec.protected,
     expires_at: spec.expiresAt,
+    parent_timestamp: "parentTimestamp" in spec ? spec.parentTimestamp : undefined,
+    parent_lsn: "parentLsn" in spec ? spec.parentLsn : undefined,
+    init_source: "initSource" in spec ? spec.initSource : undefined,
   };
   for (const key of Object.keys(wire)) if (wire[key] === undefined) delete wire[key];
   const annotations = "annotations" in spec ? spec.annotations : undefined;

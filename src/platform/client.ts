@@ -64,6 +64,25 @@ import {
   roleBody,
   type RoleMutation,
 } from "./branch-content-schemas.ts";
+import {
+  anonymizedBranchBody,
+  type AnonymizedBranchSpec,
+  type AnonymizedStatus,
+  type MaskingRule,
+  maskingRulesBody,
+} from "./anonymized-schemas.ts";
+import {
+  type BackupScheduleItem,
+  backupScheduleBody,
+  type Snapshot,
+  type SnapshotCreated,
+  type SnapshotCreateSpec,
+  type SnapshotPatch,
+  snapshotPatchBody,
+  snapshotQuery,
+  type SnapshotRestoreSpec,
+  snapshotRestoreBody,
+} from "./snapshot-schemas.ts";
 import { BadRequestError, PasswordNotStoredError, PlatformError, keyRefused, notApplied } from "./errors.ts";
 import { Transport, type TransportRequest, type TransportTimeouts } from "./transport.ts";
 
@@ -180,9 +199,10 @@ export class PlatformClient implements OperationsSource {
     ids: Ids<P> & { project_id: string },
     options: MutationOptions,
     body?: unknown,
+    query?: Request["query"],
   ): Promise<T> {
     if (!changesProject(route)) throw new Error(`${route.method} ${route.path} is not a change of a project`);
-    const send = () => this.call(route, ids, { body, signal: options.signal });
+    const send = () => this.call(route, ids, { body, query, signal: options.signal });
     return this.project(ids.project_id).change(route, ids, send, { ...options, source: this });
   }
 
@@ -621,6 +641,159 @@ export class PlatformClient implements OperationsSource {
   ): Promise<BranchRestore> {
     const ids = { project_id: projectId, branch_id: branchId };
     return this.change(routes.restoreBranch, ids, options, restoreBody(spec));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Anonymized branches (changes in the project's turn; a rules change or a run starts no
+  // operation: the run's state is `anonymizedStatus`)
+
+  /**
+   * Creates a branch of the parent whose data the platform masks by `maskingRules` (with
+   * `startAnonymization`, as soon as the branch is ready). The answer is a branch create's:
+   * `create_branch` and the read-write endpoint's `start_compute`.
+   */
+  createAnonymizedBranch(
+    projectId: string,
+    spec: AnonymizedBranchSpec,
+    options: MutationOptions = {},
+  ): Promise<BranchMutation> {
+    return this.change(
+      routes.createAnonymizedBranch,
+      { project_id: projectId },
+      options,
+      anonymizedBranchBody(spec),
+    );
+  }
+
+  async getMaskingRules(
+    projectId: string,
+    branchId: string,
+    options: CallOptions = {},
+  ): Promise<MaskingRule[]> {
+    const ids = { project_id: projectId, branch_id: branchId };
+    return (await this.call(routes.getMaskingRules, ids, options)).masking_rules;
+  }
+
+  /** Replaces every masking rule of the branch; they run at the next `anonymize`. */
+  async updateMaskingRules(
+    projectId: string,
+    branchId: string,
+    rules: readonly MaskingRule[],
+    options: MutationOptions = {},
+  ): Promise<MaskingRule[]> {
+    const ids = { project_id: projectId, branch_id: branchId };
+    return (await this.change(routes.updateMaskingRules, ids, options, maskingRulesBody(rules))).maskingRules;
+  }
+
+  /** Starts a run of the branch's rules over its current data; answers the state it starts in. */
+  async anonymize(
+    projectId: string,
+    branchId: string,
+    options: MutationOptions = {},
+  ): Promise<AnonymizedStatus> {
+    const ids = { project_id: projectId, branch_id: branchId };
+    return (await this.change(routes.anonymize, ids, options)).status;
+  }
+
+  anonymizedStatus(
+    projectId: string,
+    branchId: string,
+    options: CallOptions = {},
+  ): Promise<AnonymizedStatus> {
+    return this.call(routes.anonymizedStatus, { project_id: projectId, branch_id: branchId }, options);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Snapshots and backup schedules (changes in the project's turn)
+
+  /** Takes a snapshot of a root branch, now or at a point of its restore window. */
+  createSnapshot(
+    projectId: string,
+    branchId: string,
+    spec: SnapshotCreateSpec = {},
+    options: MutationOptions = {},
+  ): Promise<SnapshotCreated> {
+    const ids = { project_id: projectId, branch_id: branchId };
+    return this.change(routes.createSnapshot, ids, options, undefined, snapshotQuery(spec));
+  }
+
+  async listSnapshots(projectId: string, options: CallOptions = {}): Promise<Snapshot[]> {
+    return (await this.call(routes.listSnapshots, { project_id: projectId }, options)).snapshots;
+  }
+
+  /** Renames a snapshot or changes its expiry (`expiresAt: null` removes it). */
+  async updateSnapshot(
+    projectId: string,
+    snapshotId: string,
+    patch: SnapshotPatch,
+    options: MutationOptions = {},
+  ): Promise<Snapshot> {
+    const ids = { project_id: projectId, snapshot_id: snapshotId };
+    return (await this.change(routes.updateSnapshot, ids, options, snapshotPatchBody(patch))).snapshot;
+  }
+
+  /** Deletes a snapshot; the answer carries the operation that removes its data. */
+  deleteSnapshot(
+    projectId: string,
+    snapshotId: string,
+    options: MutationOptions = {},
+  ): Promise<{ operations: Operation[] }> {
+    return this.change(routes.deleteSnapshot, { project_id: projectId, snapshot_id: snapshotId }, options);
+  }
+
+  /**
+   * Restores a snapshot as a new branch (`create_branch`). With `finalizeRestore` it takes the
+   * target's place at once: its name and endpoints (the answer's), the target renamed
+   * `<name> (old)`. If this throws OutcomeUnknownError the branch may exist: list the branches
+   * for one `restoredFrom` the snapshot.
+   */
+  restoreSnapshot(
+    projectId: string,
+    snapshotId: string,
+    spec: SnapshotRestoreSpec = {},
+    options: MutationOptions = {},
+  ): Promise<BranchMutation> {
+    const ids = { project_id: projectId, snapshot_id: snapshotId };
+    return this.change(routes.restoreSnapshot, ids, options, snapshotRestoreBody(spec));
+  }
+
+  /**
+   * Puts a branch a snapshot's restore made in the place of the branch it replaces, which is
+   * renamed (`name`, else `<name> (old)`); that branch's endpoints move and restart.
+   */
+  finalizeRestore(
+    projectId: string,
+    branchId: string,
+    spec: { name?: string } = {},
+    options: MutationOptions = {},
+  ): Promise<{ operations: Operation[] }> {
+    const ids = { project_id: projectId, branch_id: branchId };
+    return this.change(
+      routes.finalizeRestore,
+      ids,
+      options,
+      spec.name === undefined ? {} : { name: spec.name },
+    );
+  }
+
+  async getBackupSchedule(
+    projectId: string,
+    branchId: string,
+    options: CallOptions = {},
+  ): Promise<BackupScheduleItem[]> {
+    const ids = { project_id: projectId, branch_id: branchId };
+    return (await this.call(routes.getBackupSchedule, ids, options)).schedule;
+  }
+
+  /** Replaces the branch's backup schedule (root branches, paid plans). */
+  async setBackupSchedule(
+    projectId: string,
+    branchId: string,
+    schedule: readonly BackupScheduleItem[],
+    options: MutationOptions = {},
+  ): Promise<void> {
+    const ids = { project_id: projectId, branch_id: branchId };
+    await this.change(routes.setBackupSchedule, ids, options, backupScheduleBody(schedule));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -74,4 +74,13 @@ export type {
   RoleMutation,
 } from "./branch-content-schemas.ts";
 export { ListSnapshot, type SnapshotItem, type SnapshotOptions } from "./snapshot.ts";
+export type { AnonymizedBranchSpec, AnonymizedStatus, MaskingRule } from "./anonymized-schemas.ts";
+export type {
+  BackupScheduleItem,
+  Snapshot,
+  SnapshotCreated,
+  SnapshotCreateSpec,
+  SnapshotPatch,
+  SnapshotRestoreSpec,
+} from "./snapshot-schemas.ts";
 export type { TransportTimeouts } from "./transport.ts";

@@ -33,6 +33,20 @@ import {
 } from "./project-schemas.ts";
 import { connectionUriWire, passwordResetWire, rolePasswordWire } from "./role-schemas.ts";
 import {
+  anonymizationStartedWire,
+  anonymizedStatusWire,
+  maskingRulesChangedWire,
+  maskingRulesWire,
+} from "./anonymized-schemas.ts";
+import {
+  backupScheduleSetWire,
+  backupScheduleWire,
+  snapshotCreatedWire,
+  snapshotOperationsWire,
+  snapshotsResponseWire,
+  snapshotUpdatedWire,
+} from "./snapshot-schemas.ts";
+import {
   apiKeyCreatedWire,
   apiKeyRevokedWire,
   apiKeysWire,
@@ -46,7 +60,7 @@ import {
   operationsPageWire,
 } from "./schemas.ts";
 
-export type Method = "GET" | "POST" | "PATCH" | "DELETE";
+export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
 /** The lists a project keeps of its objects (snapshot.ts). */
 export type ProjectList = "endpoints" | "branches";
@@ -223,6 +237,82 @@ export const routes = {
     schema: branchRestoreWire,
     shows: "branch",
     alters: ["endpoints"],
+  }),
+
+  // Anonymized branches: a branch whose data the platform masks by its rules. The create is a
+  // branch's create (`create_branch`, and the read-write endpoint the platform gives it); a rules
+  // change or a run starts no operation, and the run's state is the branch's `anonymized_status`.
+  createAnonymizedBranch: route({
+    method: "POST",
+    path: "/projects/{project_id}/branch_anonymized",
+    schema: branchMutationWire,
+    shows: "branch",
+  }),
+  getMaskingRules: route({
+    method: "GET",
+    path: "/projects/{project_id}/branches/{branch_id}/masking_rules",
+    schema: maskingRulesWire,
+  }),
+  updateMaskingRules: route({
+    method: "PATCH",
+    path: "/projects/{project_id}/branches/{branch_id}/masking_rules",
+    schema: maskingRulesChangedWire,
+  }),
+  anonymize: route({
+    method: "POST",
+    path: "/projects/{project_id}/branches/{branch_id}/anonymize",
+    schema: anonymizationStartedWire,
+  }),
+  anonymizedStatus: route({
+    method: "GET",
+    path: "/projects/{project_id}/branches/{branch_id}/anonymized_status",
+    schema: anonymizedStatusWire,
+  }),
+
+  // Snapshots: a branch's data kept at a point. A restore makes a branch (`create_branch`);
+  // finalizing it renames the branch it replaces and moves that one's endpoints to it.
+  createSnapshot: route({
+    method: "POST",
+    path: "/projects/{project_id}/branches/{branch_id}/snapshot",
+    schema: snapshotCreatedWire,
+  }),
+  listSnapshots: route({
+    method: "GET",
+    path: "/projects/{project_id}/snapshots",
+    schema: snapshotsResponseWire,
+  }),
+  updateSnapshot: route({
+    method: "PATCH",
+    path: "/projects/{project_id}/snapshots/{snapshot_id}",
+    schema: snapshotUpdatedWire,
+  }),
+  deleteSnapshot: route({
+    method: "DELETE",
+    path: "/projects/{project_id}/snapshots/{snapshot_id}",
+    schema: snapshotOperationsWire,
+  }),
+  restoreSnapshot: route({
+    method: "POST",
+    path: "/projects/{project_id}/snapshots/{snapshot_id}/restore",
+    schema: branchMutationWire,
+    shows: "branch",
+    alters: ["branches"],
+  }),
+  finalizeRestore: route({
+    method: "POST",
+    path: "/projects/{project_id}/branches/{branch_id}/finalize_restore",
+    schema: snapshotOperationsWire,
+    alters: ["branches", "endpoints"],
+  }),
+  getBackupSchedule: route({
+    method: "GET",
+    path: "/projects/{project_id}/branches/{branch_id}/backup_schedule",
+    schema: backupScheduleWire,
+  }),
+  setBackupSchedule: route({
+    method: "PUT",
+    path: "/projects/{project_id}/branches/{branch_id}/backup_schedule",
+    schema: backupScheduleSetWire,
   }),
 
   // What a branch holds: its changes run `apply_config` on the branch's endpoints (waking a

@@ -23,7 +23,7 @@ export interface TransportOptions extends TransportTimeouts {
 }
 
 export interface TransportRequest {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
   /** Path below the base URL, already encoded, starting with "/". */
   path: string;
   query?: Record<string, string | number | undefined>;

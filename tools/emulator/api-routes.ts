@@ -14,11 +14,25 @@ import {
   type EndpointChange,
 } from "./endpoints.ts";
 import { branchPage } from "./branch-list.ts";
-import { branchesOfProject, createBranch, deleteBranch, findBranch, updateBranch } from "./branches.ts";
+import {
+  branchesOfProject,
+  createBranch,
+  deleteBranch,
+  findBranch,
+  updateBranch,
+  type BranchChange,
+} from "./branches.ts";
 import { databasesOf, rolesOf } from "./catalog.ts";
 import type { PostgresAddresses } from "./connection-uri.ts";
 import { PlatformError } from "./errors.ts";
-import type { AccountRecord, ApiKeyRecord, BranchRecord, EndpointRecord, OperationRecord } from "./model.ts";
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  BranchRecord,
+  EndpointRecord,
+  OperationRecord,
+  ProjectRecord,
+} from "./model.ts";
 import { getOperation, listOperations } from "./operations.ts";
 import { organizationsOf } from "./projects.ts";
 import {
@@ -183,6 +197,21 @@ export function branchChange(
     body: {
       branch: branchView(change.branch, ctx.shape),
       operations: change.operations.map((op) => operationView(op, ctx.now)),
+    },
+  };
+}
+
+/** A new branch as its create answers it (`CreatedBranch`), 201. */
+export function createdBranch(ctx: ApiContext, project: ProjectRecord, change: BranchChange): ApiResponse {
+  return {
+    status: 201,
+    body: {
+      branch: branchView(change.branch, ctx.shape),
+      endpoints: change.endpoints.map((e) => endpointView(e, project, { ...ctx.shape, pendingState: true })),
+      operations: change.operations.map((op) => operationView(op, ctx.now)),
+      // Copied from the parent; passwords are shown only by reveal_password.
+      roles: rolesOf(change.branch).map((r) => roleView(change.branch.id, r)),
+      databases: databasesOf(change.branch).map((d) => databaseView(change.branch.id, d)),
     },
   };
 }
@@ -371,19 +400,7 @@ export const apiRoutes: ApiRoute[] = [
       const projectId = param(ctx, "project_id");
       const project = findProject(ctx.world, projectId);
       const change = createBranch(ctx.world, projectId, parseInput(createBranchBody, ctx.body), ctx.now);
-      return {
-        status: 201,
-        body: {
-          branch: branchView(change.branch, ctx.shape),
-          endpoints: change.endpoints.map((e) =>
-            endpointView(e, project, { ...ctx.shape, pendingState: true }),
-          ),
-          operations: change.operations.map((op) => operationView(op, ctx.now)),
-          // Copied from the parent; passwords are shown only by reveal_password.
-          roles: rolesOf(change.branch).map((r) => roleView(change.branch.id, r)),
-          databases: databasesOf(change.branch).map((d) => databaseView(change.branch.id, d)),
-        },
-      };
+      return createdBranch(ctx, project, change);
     },
   },
   {

@@ -2,7 +2,8 @@
 // endpoints), read, rename or protect, set to expire, delete. A new branch is
 // `init` until its create_branch operation finishes; endpoints cannot be put
 // on it before ("branch not ready yet").
-import { copyCatalog } from "./catalog.ts";
+import { currentLsn, resolvePoint, rootStartLsn } from "./branch-history.ts";
+import { copyCatalog, databasesOf } from "./catalog.ts";
 import { newEndpoint, newEndpointSize } from "./endpoints.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
 import { checkEndpointType, projectLimits } from "./plans.ts";
@@ -52,6 +53,18 @@ export function createBranch(
     checkEndpointType(projectLimits(world, projectId), e.type);
     return newEndpointSize(world, project, e, `endpoints[${i}].`);
   });
+  // A past point of the parent (its restore window's refusals name the field).
+  const point = resolvePoint(
+    world,
+    parent,
+    { timestamp: body.branch?.parent_timestamp, lsn: body.branch?.parent_lsn },
+    { timestamp: "branch.parent_timestamp", lsn: "branch.parent_lsn" },
+    now,
+  );
+  // The document: a schema-only branch is a new root branch; `parent_id` only names where its
+  // schema comes from.
+  const schemaOnly = body.branch?.init_source === "schema-only";
+
   world.assertUnlocked(projectId, [parent.id]);
 
   const id = newBranchId();
@@ -59,7 +72,9 @@ export function createBranch(
     id,
     projectId,
     name: name ?? id,
-    parentId: parent.id,
+    ...(schemaOnly ? { initSource: "schema-only" as const } : { parentId: parent.id }),
+    parentPoint: point ?? { at: now, lsn: currentLsn(parent) },
+    startLsn: schemaOnly ? rootStartLsn : (point?.lsn ?? currentLsn(parent)),
     primary: false,
     createdAt: now,
     updatedAt: now,
@@ -72,8 +87,12 @@ export function createBranch(
       : { annotation: { value: body.annotation_value, createdAt: now, updatedAt: now } }),
   };
   world.addBranch(branch);
-  copyCatalog(world, parent, branch, now);
-  world.data?.branchCreated(branch, parent);
+  copyCatalog(world, parent, branch, now, point?.at);
+  world.data?.branchCreated(branch, parent, {
+    ...(point === undefined ? {} : { at: point.at }),
+    schemaOnly,
+    databases: databasesOf(branch).map((d) => d.name),
+  });
   const endpoints = specs.map((spec, i) => {
     const range = ranges[i]!;
     const { type, provisioner, settings, suspend_timeout_seconds } = spec;

@@ -54,10 +54,30 @@ export function seedCatalog(
 
 /**
  * A child branch starts with its parent's roles (with the passwords that work on the parent
- * now) and databases, as the catalog is part of the data it copies.
+ * now) and databases, as the catalog is part of the data it copies. From a past point (`asOf`),
+ * those made later are left out (and a database renamed or deleted since is as it is now).
  */
-export function copyCatalog(world: World, from: BranchRecord, to: BranchRecord, now: number): void {
-  to.roles = rolesOf(from).map((role) => {
+export function copyCatalog(
+  world: World,
+  from: BranchRecord,
+  to: BranchRecord,
+  now: number,
+  asOf: number = Infinity,
+): void {
+  const databases = databasesOf(from).filter((d) => d.createdAt <= asOf);
+  const owners = new Set(databases.map((d) => d.ownerName));
+  const roles = rolesOf(from).filter((r) => r.createdAt <= asOf || owners.has(r.name));
+  copyCatalogRecords(world, { roles, databases }, to, now);
+}
+
+/** Gives `to` copies of these roles (with their passwords) and databases (with new ids). */
+export function copyCatalogRecords(
+  world: World,
+  from: { roles: readonly RoleRecord[]; databases: readonly DatabaseRecord[] },
+  to: { roles?: RoleRecord[]; databases?: DatabaseRecord[] },
+  now: number,
+): void {
+  to.roles = from.roles.map((role) => {
     const password = currentPassword(world, role);
     return {
       name: role.name,
@@ -67,7 +87,7 @@ export function copyCatalog(world: World, from: BranchRecord, to: BranchRecord, 
       updatedAt: now,
     };
   });
-  to.databases = databasesOf(from).map((d) => newDatabase(world, d.name, d.ownerName, now));
+  to.databases = from.databases.map((d) => newDatabase(world, d.name, d.ownerName, now));
 }
 
 /**

@@ -16,8 +16,10 @@ import {
   type ApiResponse,
   type ResponseShape,
 } from "./api-routes.ts";
+import { anonymizedRoutes } from "./anonymized-routes.ts";
 import { catalogRoutes } from "./catalog-routes.ts";
 import { orgApiKeyRoutes } from "./org-api-keys.ts";
+import { snapshotRoutes } from "./snapshot-routes.ts";
 import { projectRoutes } from "./project-routes.ts";
 import { createClock, type Clock } from "./clock.ts";
 import { PlatformError, projectLocked } from "./errors.ts";
@@ -25,6 +27,8 @@ import { Faults } from "./faults.ts";
 import { readJsonBody, sendEmpty, sendError, sendJson } from "./http.ts";
 import { newRequestId } from "./ids.ts";
 import { PostgresFront } from "./postgres/front.ts";
+import { recordChange, windowStart } from "./branch-history.ts";
+import { maskBranch, readColumns } from "./masking/apply.ts";
 import { DatabaseStore } from "./postgres/store.ts";
 import { seedWorld } from "./projects.ts";
 import { sharingRoutes } from "./sharing.ts";
@@ -145,6 +149,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const worldOptions: WorldOptions = {
     clock,
     random: durationRandom,
+    randomSeed,
     ...givenOptions(options, [
       "operationDurationMs",
       "operationDurationJitter",
@@ -162,6 +167,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         idleMs: postgresOptions.idleMs ?? 30_000,
         // Beside the state file, the rows and ports survive a restart too.
         directory: options.stateFile === undefined ? undefined : `${options.stateFile}.postgres`,
+        clock,
+        // A branch's LSN and restore window are the world's (the current one: a reset replaces it).
+        history: {
+          changed: (branchId, at, walBytes) => recordChange(target.world, branchId, at, walBytes),
+          windowStart: (branchId) => {
+            const branch = target.world.branches.get(branchId);
+            return branch === undefined ? -Infinity : windowStart(target.world, branch, clock.now());
+          },
+        },
       })
     : undefined;
   const listenHost = postgresOptions?.listenHost ?? "127.0.0.1";
@@ -238,6 +252,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...catalogRoutes,
     ...sharingRoutes,
     ...orgApiKeyRoutes,
+    ...anonymizedRoutes,
+    ...snapshotRoutes,
   ])
     apiRouter.on(route.method, route.path, () => undefined, route);
   const adminRouter = FindMyWay({ ignoreTrailingSlash: true });
@@ -451,9 +467,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 /** The store keeps the branches' data in step; the front drops sessions where the platform would. */
 function postgresEvents(store: DatabaseStore, front: PostgresFront): BranchDataEvents {
   return {
-    branchCreated: (branch, parent) => store.branchCreated(branch, parent),
+    branchCreated: (branch, parent, source) => store.branchCreated(branch, parent, source),
+    snapshotTaken: (snapshotId, branch, source) => store.snapshotTaken(snapshotId, branch, source),
+    snapshotDeleted: (snapshotId) => store.snapshotDeleted(snapshotId),
+    branchFromSnapshot: (branch, snapshotId) => store.branchFromSnapshot(branch, snapshotId),
+    columns: (branch, database) => store.withDatabase(branch.id, database, readColumns),
+    mask: (branch, rules, random) => maskBranch(store, branch, rules, random),
     branchPreserved: (branch, preserved) => store.branchPreserved(branch, preserved),
-    branchRestored: (branch, source) => store.branchRestored(branch, source),
+    branchRestored: (branch, source, from) => store.branchRestored(branch, source, from),
     branchDeleted: (branch) => store.branchDeleted(branch),
     databaseRenamed: (branch, from, to) => store.databaseRenamed(branch, from, to),
     databaseDeleted: (branch, name) => store.databaseDeleted(branch, name),

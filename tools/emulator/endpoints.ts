@@ -1,5 +1,6 @@
 // The lifecycle of compute endpoints: what each request does to an endpoint
 // and which operations it starts (the contract's state table).
+import { restrictedAction } from "./anonymized.ts";
 import { checkComputeRange } from "./compute-units.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
 import { checkEndpointType, checkPlanCompute, projectLimits } from "./plans.ts";
@@ -202,6 +203,10 @@ export function deleteEndpoint(
   endpointId: string,
   now: number,
 ): EndpointChange {
+  const found = findEndpoint(world, projectId, endpointId);
+  const branch = world.branches.get(found.branchId);
+  const restricted = found.type === "read_write" && branch && restrictedAction(branch, "delete-rw-endpoint");
+  if (restricted) throw new PlatformError(422, restricted);
   const endpoint = endpointToChange(world, projectId, endpointId);
   // A running compute is stopped as it goes; an idle one just disappears.
   const operations =

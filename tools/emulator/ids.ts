@@ -210,6 +210,14 @@ export function newBranchId(): string {
   return `br-${pick(adjectives)}-${pick(nouns)}-${hex(8)}`;
 }
 
+/** `snap-<adjective>-<noun>-<8 letters and digits>`, the form of the document's snapshot ids. */
+export function newSnapshotId(): string {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  let suffix = "";
+  for (let i = 0; i < 8; i++) suffix += alphabet[randomInt(alphabet.length)];
+  return `snap-${pick(adjectives)}-${pick(nouns)}-${suffix}`;
+}
+
 /** `<adjective>-<noun>-<8 digits>`, the form of project ids. */
 export function newProjectId(): string {
   return `${pick(adjectives)}-${pick(nouns)}-${String(randomInt(10_000_000, 100_000_000))}`;

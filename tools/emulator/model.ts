@@ -164,6 +164,8 @@ export interface DeletedProjectRecord {
   branches: BranchRecord[];
   endpoints: EndpointRecord[];
   operations: OperationRecord[];
+  /** Absent in older state files: none. */
+  snapshots?: SnapshotRecord[];
 }
 
 export type BranchState = "init" | "ready";
@@ -189,6 +191,93 @@ export interface BranchRecord {
   databases?: DatabaseRecord[];
   /** The `annotation_value` given at its creation; absent: none. */
   annotation?: { value: Record<string, string>; createdAt: number; updatedAt: number };
+  /** `schema-only`: created with its parent's schema and no rows, as a root branch. Absent: `parent-data`. */
+  initSource?: "schema-only";
+  /** The point of its parent's history it was created from (`parent_timestamp`, `parent_lsn`). */
+  parentPoint?: BranchPoint;
+  /** Its LSN at its creation (its parent's at the branch point); absent (older state files): a root's first. */
+  startLsn?: number;
+  /** Its LSN after each change of its data, `[emulated ms, LSN]`, oldest first, within its restore window. */
+  lsnHistory?: [number, number][];
+  /** When its history was cut short to stay bounded: nothing before it can be asked for. */
+  historyFrom?: number;
+  /** Set on a branch made by `branch_anonymized`. */
+  anonymization?: AnonymizationRecord;
+  /** Set on a branch a snapshot's restore made. */
+  restore?: RestoreRecord;
+  /** Its backup schedule (`PUT .../backup_schedule`); absent: none. */
+  backupSchedule?: BackupScheduleItem[];
+}
+
+/** A point of a branch's history: an emulated time and the branch's LSN then. */
+export interface BranchPoint {
+  at: number;
+  lsn: number;
+}
+
+/** `MaskingRule` of the OpenAPI document, kept in its wire form. */
+export interface MaskingRule {
+  database_name: string;
+  schema_name: string;
+  table_name: string;
+  column_name: string;
+  masking_function?: string;
+  masking_value?: string;
+}
+
+/** The document's states of an anonymized branch. */
+export type AnonymizationState =
+  "created" | "initialized" | "initialization_error" | "anonymizing" | "anonymized" | "error";
+
+export interface AnonymizationRecord {
+  state: AnonymizationState;
+  rules: MaskingRule[];
+  /** `start_anonymization`: anonymize as soon as the branch is ready. */
+  startWhenReady: boolean;
+  statusMessage?: string;
+  createdAt: number;
+  updatedAt: number;
+  failedAt?: number;
+  /** The latest run; `triggeredBy` is the user whose key started it (none for `start_anonymization`). */
+  lastRun?: { startedAt: number; completedAt?: number; maskedColumns?: number; triggeredBy?: string };
+  /** Runs started so far: each draws its own values from the emulator's seed. */
+  runs: number;
+}
+
+/** A branch a snapshot's restore made: `restored` until finalized, when it takes the target's place. */
+export interface RestoreRecord {
+  status: "restored" | "finalized";
+  snapshotId: string;
+  /** The branch it replaces when finalized (`target_branch_id`, else the snapshot's source). */
+  targetBranchId: string;
+}
+
+/** `BackupScheduleItem` of the OpenAPI document, kept in its wire form. */
+export interface BackupScheduleItem {
+  frequency: "daily" | "weekly" | "monthly";
+  hour?: number;
+  day?: number;
+  month?: number;
+  retention_seconds?: number;
+}
+
+/** A snapshot of a branch: its data at a point, kept apart from the branch until deleted or expired. */
+export interface SnapshotRecord {
+  id: string;
+  projectId: string;
+  name: string;
+  /** Unique within the project (the platform generates one when none is given). */
+  slug: string;
+  sourceBranchId: string;
+  /** The point of the source branch it holds. */
+  point: BranchPoint;
+  createdAt: number;
+  expiresAt?: number;
+  /** Taken by a request rather than a backup schedule. */
+  manual: boolean;
+  /** The source branch's roles and databases at that point: a restore gives them back. */
+  roles: RoleRecord[];
+  databases: DatabaseRecord[];
 }
 
 /** A Postgres role of a branch. */
@@ -251,7 +340,8 @@ export type OperationAction =
   | "create_timeline"
   | "delete_tenant"
   | "start_compute"
-  | "suspend_compute";
+  | "suspend_compute"
+  | "timeline_mark_invisible";
 
 export interface OperationRecord {
   id: string;
@@ -287,6 +377,8 @@ export interface WorldState {
   operations: OperationRecord[];
   /** Deleted projects within their recovery window (absent in older state files). */
   deletedProjects?: DeletedProjectRecord[];
+  /** The projects' snapshots (absent in older state files). */
+  snapshots?: SnapshotRecord[];
   nextCheckAvailabilityAt?: number;
   savedAt: number;
 }

@@ -3,7 +3,8 @@
 // id cursor.
 import { randomUUID } from "node:crypto";
 import { listsProject, type Caller } from "./access.ts";
-import { copyCatalog, seedCatalog } from "./catalog.ts";
+import { currentLsn } from "./branch-history.ts";
+import { copyCatalog, databasesOf, seedCatalog } from "./catalog.ts";
 import { checkComputeRange } from "./compute-units.ts";
 import { newEndpoint } from "./endpoints.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
@@ -264,6 +265,8 @@ export function addBranch(
     projectId,
     name: seed.name,
     parentId: parent.id,
+    parentPoint: { at: now, lsn: currentLsn(parent) },
+    startLsn: currentLsn(parent),
     primary: false,
     createdAt: now,
     ...(seeded ? {} : { currentState: "init" as const, stateChangedAt: now, updatedAt: now }),
@@ -273,7 +276,7 @@ export function addBranch(
   };
   world.addBranch(branch);
   copyCatalog(world, parent, branch, now);
-  world.data?.branchCreated(branch, parent);
+  world.data?.branchCreated(branch, parent, { databases: databasesOf(branch).map((d) => d.name) });
   const operations = seeded
     ? []
     : world.startOperations(projectId, [{ action: "create_branch", branchId: id }], now);

@@ -47,32 +47,144 @@ const annotationValue = z
   .record(z.string(), z.string())
   .refine((value) => Object.keys(value).length <= 50, "at most 50 entries");
 
-export const createBranchBody = z
+/** RFC 3339 at any precision, as a point of a branch's history may be given. */
+const pointInTime = z.iso.datetime({ offset: true });
+
+/** `BranchCreateRequest`. */
+const branchCreateRequest = z.object({
+  branch: z
+    .object({
+      parent_id: id.optional(),
+      name: z.string().min(1).max(256).optional(),
+      protected: z.boolean().optional(),
+      expires_at: timestamp.optional(),
+      parent_lsn: z.string().min(1).optional(),
+      parent_timestamp: pointInTime.optional(),
+      init_source: z.enum(["schema-only", "parent-data"]).optional(),
+    })
+    .optional(),
+  endpoints: z
+    .array(
+      z.object({
+        type: z.enum(["read_write", "read_only"]),
+        autoscaling_limit_min_cu: computeUnit.optional(),
+        autoscaling_limit_max_cu: computeUnit.optional(),
+        provisioner: z.string().min(1).optional(),
+        settings: z.object({ pg_settings: pgSettings.optional() }).optional(),
+        suspend_timeout_seconds: suspendTimeout.optional(),
+      }),
+    )
+    .optional(),
+  annotation_value: annotationValue.optional(),
+});
+export const createBranchBody = branchCreateRequest.default({});
+export type CreateBranchBody = z.infer<typeof createBranchBody>;
+
+/** `MaskingRule` (one of `masking_function` and `masking_value` is checked in masking/rules.ts). */
+const maskingRule = z.object({
+  database_name: z.string().min(1),
+  schema_name: z.string().min(1),
+  table_name: z.string().min(1),
+  column_name: z.string().min(1),
+  masking_function: z.string().min(1).optional(),
+  masking_value: z.string().min(1).optional(),
+});
+
+/** `BranchAnonymizedCreateRequest`. */
+export const createAnonymizedBranchBody = z
   .object({
-    branch: z
-      .object({
-        parent_id: id.optional(),
-        name: z.string().min(1).max(256).optional(),
-        protected: z.boolean().optional(),
-        expires_at: timestamp.optional(),
-      })
-      .optional(),
-    endpoints: z
-      .array(
-        z.object({
-          type: z.enum(["read_write", "read_only"]),
-          autoscaling_limit_min_cu: computeUnit.optional(),
-          autoscaling_limit_max_cu: computeUnit.optional(),
-          provisioner: z.string().min(1).optional(),
-          settings: z.object({ pg_settings: pgSettings.optional() }).optional(),
-          suspend_timeout_seconds: suspendTimeout.optional(),
-        }),
-      )
-      .optional(),
+    branch_create: branchCreateRequest.optional(),
+    masking_rules: z.array(maskingRule).optional(),
+    start_anonymization: z.boolean().optional(),
     annotation_value: annotationValue.optional(),
   })
   .default({});
-export type CreateBranchBody = z.infer<typeof createBranchBody>;
+export type CreateAnonymizedBranchBody = z.infer<typeof createAnonymizedBranchBody>;
+
+export const updateMaskingRulesBody = z.object({ masking_rules: z.array(maskingRule) });
+
+/** The query of `POST .../branches/{branch_id}/snapshot` (`slug`: the platform's newer SDK sends one). */
+export const createSnapshotQuery = z.object({
+  lsn: z.string().min(1).optional(),
+  timestamp: pointInTime.optional(),
+  name: z.string().min(1).max(256).optional(),
+  expires_at: pointInTime.optional(),
+  slug: id.optional(),
+});
+export type CreateSnapshotQuery = z.infer<typeof createSnapshotQuery>;
+
+/**
+ * `SnapshotUpdateRequest`. The document shows `name` only; the platform's newer SDK sends
+ * `expires_at` too (`null` clears it), so it is accepted.
+ */
+export const updateSnapshotBody = z.object({
+  snapshot: z.object({
+    name: z.string().min(1).max(256).optional(),
+    expires_at: pointInTime.nullable().optional(),
+  }),
+});
+export type UpdateSnapshotBody = z.infer<typeof updateSnapshotBody>["snapshot"];
+
+export const restoreSnapshotBody = z
+  .object({
+    name: z.string().min(1).max(256).optional(),
+    target_branch_id: id.optional(),
+    finalize_restore: z.boolean().optional(),
+  })
+  .default({});
+export type RestoreSnapshotBody = z.infer<typeof restoreSnapshotBody>;
+
+/** The deprecated query form of the restore's `name`. */
+export const restoreSnapshotQuery = z.object({ name: z.string().min(1).max(256).optional() });
+
+export const finalizeRestoreBody = z.object({ name: z.string().min(1).max(256).optional() }).default({});
+
+/**
+ * `BackupSchedule`. The document lists `hourly` and `yearly` too, but the platform's newer SDK
+ * narrows `frequency` to daily, weekly and monthly ("a branch can still hold a schedule created
+ * when the API accepted other values") and says a scheduled snapshot is kept 35 days at most,
+ * and that a schedule has at least one entry: the stricter reading of each.
+ */
+export const backupScheduleBody = z.object({
+  schedule: z
+    .array(
+      z
+        .object({
+          frequency: z.enum(["daily", "weekly", "monthly"]),
+          hour: z.number().int().min(0).max(23).optional(),
+          day: z.number().int().min(1).max(31).optional(),
+          month: z.number().int().min(1).max(12).optional(),
+          retention_seconds: z.number().int().min(3600).max(3_024_000).optional(),
+        })
+        .superRefine((item, ctx) => {
+          if (item.month !== undefined) {
+            ctx.addIssue({
+              code: "custom",
+              path: ["month"],
+              message: `does not apply to a ${item.frequency} schedule`,
+            });
+          }
+          if (item.frequency === "daily" && item.day !== undefined) {
+            ctx.addIssue({ code: "custom", path: ["day"], message: "does not apply to a daily schedule" });
+          }
+          if (item.frequency !== "daily" && item.day === undefined) {
+            ctx.addIssue({
+              code: "custom",
+              path: ["day"],
+              message: `is required for a ${item.frequency} schedule`,
+            });
+          }
+          if (item.frequency === "weekly" && item.day !== undefined && item.day > 7) {
+            ctx.addIssue({ code: "custom", path: ["day"], message: "a day of the week is 1..7" });
+          }
+        }),
+    )
+    .min(1)
+    .refine(
+      (items) => new Set(items.map((i) => i.frequency)).size === items.length,
+      "at most one entry of each frequency",
+    ),
+});
 
 export const updateBranchBody = z.object({
   branch: z.object({

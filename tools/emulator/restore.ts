@@ -1,8 +1,11 @@
 // Restoring a branch to the head of another branch (for a child: reset from
-// its parent). Its roles, databases and data become the source's; with
+// its parent), or to a point of a branch's history (its own too, for a root
+// branch). Its roles, databases and data become the source's; with
 // `preserve_under_name` the old state is kept as a new branch that takes over
-// its children. Point-in-time restores are not emulated.
-import { copyCatalog } from "./catalog.ts";
+// its children.
+import { restrictedAction } from "./anonymized.ts";
+import { currentLsn, resolvePoint } from "./branch-history.ts";
+import { copyCatalog, databasesOf } from "./catalog.ts";
 import { PlatformError, badRequest, notFound } from "./errors.ts";
 import { newBranchId } from "./ids.ts";
 import type { BranchRecord, OperationRecord } from "./model.ts";
@@ -24,18 +27,36 @@ export function restoreBranch(
 ): BranchRestore {
   const source = world.branches.get(body.source_branch_id);
   if (!source || source.projectId !== branch.projectId) throw notFound("source branch");
+  const restricted = restrictedAction(branch, "restore");
+  if (restricted) throw new PlatformError(422, restricted);
   const pointInTime = body.source_lsn !== undefined || body.source_timestamp !== undefined;
   if (source.id === branch.id && !pointInTime) {
     throw badRequest("source_timestamp or source_lsn: required to restore a branch from its own history");
   }
-  if (pointInTime) {
-    throw badRequest("source_lsn, source_timestamp: restoring to a point in time is not emulated");
+  const self = source.id === branch.id;
+  if (self && branch.parentId !== undefined) {
+    // The docs: instant restore (a branch to its own history) is for root branches only.
+    throw badRequest(`branch ${branch.id} has a parent: only a root branch restores from its own history`);
   }
+  if (pointInTime && source.restore?.status !== undefined) {
+    // The docs' words for a point-in-time restore of a branch a snapshot's restore made.
+    throw new PlatformError(422, "restore from snapshot on target branch is still ongoing");
+  }
+  const point = resolvePoint(
+    world,
+    source,
+    { timestamp: body.source_timestamp, lsn: body.source_lsn },
+    { timestamp: "source_timestamp", lsn: "source_lsn" },
+    now,
+  );
   const siblings = [...world.branches.values()].filter((b) => b.projectId === branch.projectId);
   const children = siblings.filter((b) => b.parentId === branch.id);
   const preserveName = body.preserve_under_name;
   if (children.length > 0 && !preserveName) {
     throw badRequest("preserve_under_name: required when the branch has child branches");
+  }
+  if (self && !preserveName) {
+    throw badRequest("preserve_under_name: required to restore a branch from its own history");
   }
   if (preserveName && siblings.some((b) => b.name === preserveName)) {
     throw new PlatformError(409, `branch ${preserveName} already exists`);
@@ -52,6 +73,8 @@ export function restoreBranch(
       projectId: branch.projectId,
       name: preserveName,
       ...(branch.parentId === undefined ? {} : { parentId: branch.parentId }),
+      startLsn: branch.startLsn ?? currentLsn(branch),
+      ...(branch.lsnHistory === undefined ? {} : { lsnHistory: branch.lsnHistory }),
       primary: false,
       createdAt: now,
       updatedAt: now,
@@ -64,8 +87,15 @@ export function restoreBranch(
     for (const child of children) child.parentId = preserved.id;
     world.data?.branchPreserved(branch, preserved);
   }
-  copyCatalog(world, source, branch, now);
-  world.data?.branchRestored(branch, source);
+  copyCatalog(world, source, branch, now, point?.at);
+  // From its own history, the data is the preserved branch's now (it took the old data over).
+  world.data?.branchRestored(branch, self && preserved ? preserved : source, {
+    ...(point === undefined ? {} : { at: point.at }),
+    databases: databasesOf(branch).map((d) => d.name),
+  });
+  // Its history starts again at the point it was restored to: what it was is the preserved branch's.
+  branch.startLsn = point?.lsn ?? currentLsn(source);
+  delete branch.lsnHistory;
   branch.lastResetAt = now;
   branch.updatedAt = now;
 

@@ -8,6 +8,7 @@ export type WorldEvent =
   | { at: number; kind: "autosuspend"; endpointId: string }
   | { at: number; kind: "check-availability" }
   | { at: number; kind: "branch-expiry"; branchId: string }
+  | { at: number; kind: "snapshot-expiry"; snapshotId: string }
   | { at: number; kind: "project-purge"; projectId: string };
 
 /** A binary min-heap ordered by `at`, then by insertion order. */

@@ -2,6 +2,7 @@
 import {
   settledStatuses,
   type AccountRecord,
+  type AnonymizationRecord,
   type ApiKeyRecord,
   type BranchRecord,
   type DatabaseRecord,
@@ -10,8 +11,11 @@ import {
   type OperationRecord,
   type ProjectRecord,
   type RoleRecord,
+  type SnapshotRecord,
 } from "./model.ts";
+import { restrictedActionsOf } from "./anonymized.ts";
 import { defaultPlan, limitsOf, subscriptionType } from "./plans.ts";
+import { formatLsn } from "./postgres/lsn.ts";
 import { formatTimestamp } from "./timestamps.ts";
 
 /** The `host` form `<endpoint id>.<region host>`. */
@@ -254,15 +258,34 @@ export function organizationView(
   };
 }
 
+/** Where a branch comes from: its parent and the point of its history (a root branch has neither). */
+function parentView(b: BranchRecord): Record<string, unknown> {
+  if (b.parentId === undefined) return {};
+  return {
+    parent_id: b.parentId,
+    parent_timestamp: formatTimestamp(b.parentPoint?.at ?? b.createdAt),
+    ...(b.parentPoint === undefined ? {} : { parent_lsn: formatLsn(b.parentPoint.lsn) }),
+  };
+}
+
+/** What a snapshot's restore made of the branch: `restored` until finalized. */
+function restoreView(b: BranchRecord): Record<string, unknown> {
+  if (b.restore === undefined) return {};
+  return {
+    restore_status: b.restore.status,
+    restored_from: b.restore.snapshotId,
+    ...(b.restore.status === "finalized" ? { restored_as: b.restore.targetBranchId } : {}),
+  };
+}
+
 /** A branch as the platform shows it. No storage or compute is accounted: those figures are 0. */
 export function branchView(b: BranchRecord, options: ViewOptions = {}): Record<string, unknown> {
   const updatedAt = b.updatedAt ?? b.createdAt;
+  const restricted = restrictedActionsOf(b);
   return {
     id: b.id,
     project_id: b.projectId,
-    ...(b.parentId === undefined
-      ? {}
-      : { parent_id: b.parentId, parent_timestamp: formatTimestamp(b.createdAt) }),
+    ...parentView(b),
     name: b.name,
     current_state: b.currentState ?? "ready",
     ...(b.currentState === "init" ? { pending_state: "ready" } : {}),
@@ -276,8 +299,14 @@ export function branchView(b: BranchRecord, options: ViewOptions = {}): Record<s
     written_data_bytes: 0,
     data_transfer_bytes: 0,
     ...(b.expiresAt === undefined ? {} : { expires_at: formatTimestamp(b.expiresAt) }),
-    ...(b.parentId === undefined ? {} : { init_source: "parent-data" }),
+    ...(b.initSource !== undefined
+      ? { init_source: b.initSource }
+      : b.parentId === undefined
+        ? {}
+        : { init_source: "parent-data" }),
     ...(b.lastResetAt === undefined ? {} : { last_reset_at: formatTimestamp(b.lastResetAt) }),
+    ...restoreView(b),
+    ...(restricted.length === 0 ? {} : { restricted_actions: restricted }),
     created_at: formatTimestamp(b.createdAt),
     updated_at: formatTimestamp(updatedAt),
   };
@@ -304,5 +333,48 @@ export function databaseView(branchId: string, database: DatabaseRecord): Record
     owner_name: database.ownerName,
     created_at: formatTimestamp(database.createdAt),
     updated_at: formatTimestamp(database.updatedAt),
+  };
+}
+
+/**
+ * A snapshot (`Snapshot`). Nothing is metered in the emulator: `full_size` is 0, which the
+ * document reads as "not being charged".
+ */
+export function snapshotView(s: SnapshotRecord): Record<string, unknown> {
+  return {
+    id: s.id,
+    name: s.name,
+    slug: s.slug,
+    lsn: formatLsn(s.point.lsn),
+    timestamp: formatTimestamp(s.point.at),
+    source_branch_id: s.sourceBranchId,
+    created_at: formatTimestamp(s.createdAt),
+    ...(s.expiresAt === undefined ? {} : { expires_at: formatTimestamp(s.expiresAt) }),
+    manual: s.manual,
+    full_size: 0,
+  };
+}
+
+/** An anonymized branch's state (`AnonymizedBranchStatusResponse`). */
+export function anonymizedStatusView(b: BranchRecord, a: AnonymizationRecord): Record<string, unknown> {
+  const run = a.lastRun;
+  return {
+    project_id: b.projectId,
+    branch_id: b.id,
+    state: a.state,
+    ...(a.statusMessage === undefined ? {} : { status_message: a.statusMessage }),
+    created_at: formatTimestamp(a.createdAt),
+    updated_at: formatTimestamp(a.updatedAt),
+    ...(a.failedAt === undefined ? {} : { failed_at: formatTimestamp(a.failedAt) }),
+    ...(run === undefined
+      ? {}
+      : {
+          last_run: {
+            started_at: formatTimestamp(run.startedAt),
+            ...(run.completedAt === undefined ? {} : { completed_at: formatTimestamp(run.completedAt) }),
+            ...(run.triggeredBy === undefined ? {} : { triggered_by: run.triggeredBy }),
+            ...(run.maskedColumns === undefined ? {} : { masked_columns: run.maskedColumns }),
+          },
+        }),
   };
 }

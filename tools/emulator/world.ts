@@ -8,17 +8,22 @@ import type {
   AccountRecord,
   ApiKeyRecord,
   BranchRecord,
+  DatabaseRecord,
   DeletedProjectRecord,
   EndpointRecord,
   EndpointState,
   OperationAction,
   OperationFaultPlan,
+  MaskingRule,
   OperationRecord,
   ProjectRecord,
+  SnapshotRecord,
   WorldState,
 } from "./model.ts";
 import { settledStatuses } from "./model.ts";
+import { anonymizeWhenReady, initializationFailed } from "./anonymized.ts";
 import { deleteBranch } from "./branches.ts";
+import { deleteSnapshot } from "./snapshots.ts";
 import { OperationDurations, type DurationSettings } from "./durations.ts";
 import { PlatformError } from "./errors.ts";
 import { OperationLocks, type LockScope } from "./locks.ts";
@@ -49,6 +54,29 @@ export interface WorldOptions extends DurationSettings {
   lockScope?: LockScope;
   /** Told when a branch's data must be copied, moved or dropped (the emulator's Postgres). */
   data?: BranchDataEvents;
+  /** The emulator's seed: masked values are drawn from it (default 0). */
+  randomSeed?: number;
+}
+
+/** Where a new branch's (or a snapshot's) data comes from: a branch, now or at a past point. */
+export interface BranchSource {
+  /** The point of the branch's history (emulated ms); absent: its data now. */
+  at?: number;
+  /** Its schema without a row (`init_source: "schema-only"`). */
+  schemaOnly?: boolean;
+  /** The databases the copy has (its catalog); the source's others are left out. */
+  databases?: readonly string[];
+}
+
+/** A column of a database's tables, as masking rules name it. */
+export interface ColumnInfo {
+  schema: string;
+  table: string;
+  column: string;
+  /** Its type as Postgres prints it (`format_type`). */
+  type: string;
+  /** Part of a foreign key: the platform masks the key it references instead. */
+  foreignKey: boolean;
 }
 
 /**
@@ -56,12 +84,21 @@ export interface WorldOptions extends DurationSettings {
  * the world's; the rows are the listener's, which copies a parent's data to a child.
  */
 export interface BranchDataEvents {
-  /** A child branch starts with its parent's data as it is now. */
-  branchCreated(branch: BranchRecord, parent: BranchRecord): void;
+  /** A child branch starts with its parent's data, as it is now or was at a point. */
+  branchCreated(branch: BranchRecord, parent: BranchRecord, source: BranchSource): void;
+  /** A snapshot keeps the branch's data, as it is now or was at a point. */
+  snapshotTaken(snapshotId: string, branch: BranchRecord, source: BranchSource): void;
+  snapshotDeleted(snapshotId: string): void;
+  /** A branch a snapshot's restore makes starts with the snapshot's data. */
+  branchFromSnapshot(branch: BranchRecord, snapshotId: string): void;
+  /** The columns of a database of the branch (where masking rules may point). */
+  columns(branch: BranchRecord, database: DatabaseRecord): Promise<ColumnInfo[]>;
+  /** Applies masking rules to the branch's data; answers how many columns were masked. */
+  mask(branch: BranchRecord, rules: readonly MaskingRule[], random: () => number): Promise<number>;
   /** The branch's current data moves to `preserved` (a restore's `preserve_under_name`). */
   branchPreserved(branch: BranchRecord, preserved: BranchRecord): void;
-  /** The branch's data is replaced by a copy of the source's. */
-  branchRestored(branch: BranchRecord, source: BranchRecord): void;
+  /** The branch's data is replaced by a copy of the source's, as it is now or was at a point. */
+  branchRestored(branch: BranchRecord, source: BranchRecord, from: BranchSource): void;
   branchDeleted(branch: BranchRecord): void;
   databaseRenamed(branch: BranchRecord, from: string, to: string): void;
   databaseDeleted(branch: BranchRecord, name: string): void;
@@ -105,6 +142,8 @@ export class World {
   readonly operationsByProject = new Map<string, OperationRecord[]>();
   /** Deleted projects within their recovery window, by id: their records, out of every index above. */
   readonly deletedProjects = new Map<string, DeletedProjectRecord>();
+  /** The projects' snapshots, by id. */
+  readonly snapshots = new Map<string, SnapshotRecord>();
   /** What unsettled operations hold against new mutations, by project (or branch, in that scope). */
   private readonly locks: OperationLocks;
 
@@ -124,6 +163,7 @@ export class World {
   private readonly operationFault: (operation: OperationRecord) => OperationFaultPlan | undefined;
   readonly operationsListLagMs: number;
   readonly data: BranchDataEvents | undefined;
+  readonly randomSeed: number;
   /** Operations created since start, retained or not. */
   operationsCreated = 0;
   /** Bumped on every change of what endpoints show, so their serialised views can be cached. */
@@ -138,6 +178,7 @@ export class World {
     this.operationsListLagMs = options.operationsListLagMs ?? 0;
     this.locks = new OperationLocks(options.lockScope ?? "project");
     this.data = options.data;
+    this.randomSeed = options.randomSeed ?? 0;
   }
 
   /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */
@@ -215,6 +256,26 @@ export class World {
     }
   }
 
+  /** Arms the platform's deletion of a snapshot at its `expires_at` (a later change re-arms it). */
+  scheduleSnapshotExpiry(snapshot: SnapshotRecord): void {
+    if (snapshot.expiresAt !== undefined) {
+      this.timeline.push({ at: snapshot.expiresAt, kind: "snapshot-expiry", snapshotId: snapshot.id });
+    }
+  }
+
+  private expireSnapshot(snapshotId: string, at: number): void {
+    const snapshot = this.snapshots.get(snapshotId);
+    if (!snapshot || snapshot.expiresAt !== at) return; // deleted, or its expiry moved
+    try {
+      deleteSnapshot(this, snapshot, at);
+    } catch (err) {
+      if (!(err instanceof PlatformError) || err.status !== 423) throw err;
+      // Busy: the background job tries again a second later.
+      snapshot.expiresAt = at + 1000;
+      this.scheduleSnapshotExpiry(snapshot);
+    }
+  }
+
   addEndpoint(endpoint: EndpointRecord): void {
     this.endpoints.set(endpoint.id, endpoint);
     this.endpointsByProject.get(endpoint.projectId)?.set(endpoint.id, endpoint);
@@ -255,6 +316,8 @@ export class World {
     }
     const branches = [...this.branches.values()].filter((b) => b.projectId === projectId);
     for (const branch of branches) this.branches.delete(branch.id);
+    const snapshots = [...this.snapshots.values()].filter((s) => s.projectId === projectId);
+    for (const snapshot of snapshots) this.snapshots.delete(snapshot.id);
     this.projects.delete(projectId);
     this.endpointsByProject.delete(projectId);
     this.operationsByProject.delete(projectId);
@@ -265,6 +328,7 @@ export class World {
       branches,
       endpoints,
       operations,
+      snapshots,
     };
     this.deletedProjects.set(projectId, deleted);
     this.timeline.push({ at: purgeAt, kind: "project-purge", projectId });
@@ -284,6 +348,10 @@ export class World {
       this.scheduleBranchExpiry(branch);
     }
     for (const endpoint of deleted.endpoints) this.addEndpoint(endpoint);
+    for (const snapshot of deleted.snapshots ?? []) {
+      this.snapshots.set(snapshot.id, snapshot);
+      this.scheduleSnapshotExpiry(snapshot);
+    }
     for (const op of deleted.operations) this.operations.set(op.id, op);
     this.operationsByProject.set(projectId, deleted.operations);
     return deleted;
@@ -295,6 +363,7 @@ export class World {
     if (!deleted || deleted.purgeAt !== at) return; // recovered (and maybe deleted again) since
     this.deletedProjects.delete(projectId);
     for (const branch of deleted.branches) this.data?.branchDeleted(branch);
+    for (const snapshot of deleted.snapshots ?? []) this.data?.snapshotDeleted(snapshot.id);
     this.changed();
   }
 
@@ -415,6 +484,10 @@ export class World {
       if (fault.then === "error" && op.failuresCount === fault.failures) {
         this.settle(op, "error", at);
         this.cancelChain(op, at);
+        if (op.action === "create_branch" && op.branchId !== undefined) {
+          const branch = this.branches.get(op.branchId);
+          if (branch) initializationFailed(this, branch, at);
+        }
         if (endpoint) {
           delete endpoint.pendingState;
           this.touch(endpoint, at);
@@ -448,6 +521,7 @@ export class World {
     branch.stateChangedAt = at;
     branch.updatedAt = at;
     this.changed();
+    anonymizeWhenReady(this, branch, at);
   }
 
   /**
@@ -601,6 +675,9 @@ export class World {
       case "branch-expiry":
         this.expireBranch(event.branchId, event.at);
         break;
+      case "snapshot-expiry":
+        this.expireSnapshot(event.snapshotId, event.at);
+        break;
       case "project-purge":
         this.purgeProject(event.projectId, event.at);
         break;
@@ -638,6 +715,7 @@ export class World {
       endpoints: [...this.endpoints.values()],
       operations: [...this.operationsByProject.values()].flat(),
       deletedProjects: [...this.deletedProjects.values()],
+      snapshots: [...this.snapshots.values()],
       ...(this.nextCheckAvailabilityAt === undefined
         ? {}
         : { nextCheckAvailabilityAt: this.nextCheckAvailabilityAt }),
@@ -659,6 +737,12 @@ export class World {
     for (const branch of state.branches) {
       world.addBranch(branch);
       world.scheduleBranchExpiry(branch);
+      // A masking run does not survive the process that ran it.
+      if (branch.anonymization?.state === "anonymizing") {
+        branch.anonymization.state = "error";
+        branch.anonymization.statusMessage = "the anonymization was interrupted by a restart of the emulator";
+        branch.anonymization.failedAt = state.savedAt;
+      }
     }
     for (const endpoint of state.endpoints) {
       world.addEndpoint(endpoint);
@@ -678,6 +762,10 @@ export class World {
       ) {
         world.timeline.push({ at: dueAt, kind: "operation-due", operationId: op.id });
       }
+    }
+    for (const snapshot of state.snapshots ?? []) {
+      world.snapshots.set(snapshot.id, snapshot);
+      world.scheduleSnapshotExpiry(snapshot);
     }
     for (const deleted of state.deletedProjects ?? []) {
       world.deletedProjects.set(deleted.project.id, deleted);

@@ -228,6 +228,10 @@ export class PostgresFront implements PostgresAddresses {
     if (expected === undefined || !samePassword(expected, password)) {
       throw new Refusal("28P01", `password authentication failed for user "${user}"`);
     }
+    // The docs: an anonymized branch is unavailable while its data is being masked.
+    if (branch.anonymization?.state === "anonymizing") {
+      throw new Refusal("57P03", `branch ${branch.id} is being anonymized; connect once the run ends`);
+    }
     const database = databasesOf(branch).find((d) => d.name === databaseName);
     if (!database) throw new Refusal("3D000", `database "${databaseName}" does not exist`);
     try {

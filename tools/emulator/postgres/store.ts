@@ -2,7 +2,9 @@
 // a branch, started on first connection and stopped when idle, served by
 // pglite-socket on a loopback port. A stopped database is a snapshot (a data
 // directory tarball on disk, never changed once written), so a child branch,
-// or a restore, shares its parent's snapshot instead of copying it.
+// or a restore, shares its parent's snapshot instead of copying it. Each
+// database keeps its history within the restore window (history.ts), so a
+// branch or a platform snapshot can take its data as it was at a past point.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -11,8 +13,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import type { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import type { Clock } from "../clock.ts";
 import type { BranchRecord } from "../model.ts";
-import type { BranchDataEvents } from "../world.ts";
+import type { BranchDataEvents, BranchSource } from "../world.ts";
+import { locate, prune, record, type Run } from "./history.ts";
+import { removeRows } from "./schema-only.ts";
+import { observed, walPosition } from "./served.ts";
+import { dataDirectoryAt } from "./wal.ts";
 
 interface Live {
   db: PGlite;
@@ -22,6 +29,8 @@ interface Live {
 
 /** One database of one branch. */
 interface DatabaseData {
+  /** The branch it belongs to (a restore's `preserve_under_name` moves it). */
+  branchId: string;
   /** The database and session user inside the cluster, fixed at its creation (a rename changes neither). */
   inner: { database: string; user: string };
   /** The data as of the last dump (or the fresh cluster it started as): a tarball's path. */
@@ -31,28 +40,62 @@ interface DatabaseData {
   dirty: boolean;
   connections: number;
   idleTimer: NodeJS.Timeout | undefined;
+  /** Its runs within the restore window, oldest first (history.ts). */
+  runs: Run[];
+  /** Its WAL position after the last change seen, while it runs. */
+  wal: number | undefined;
 }
 
 /** A database that is not running, whose data is `snapshot`. */
-const stoppedDatabase = (inner: DatabaseData["inner"], snapshot: Promise<string>): DatabaseData => ({
+const stoppedDatabase = (
+  branchId: string,
+  inner: DatabaseData["inner"],
+  snapshot: Promise<string>,
+  runs: Run[] = [],
+): DatabaseData => ({
+  branchId,
   inner,
   snapshot,
   live: undefined,
   dirty: false,
   connections: 0,
   idleTimer: undefined,
+  runs,
+  wal: undefined,
 });
+
+/** A database's data without a cluster: what a platform snapshot keeps of each database. */
+interface SavedDatabase {
+  inner: DatabaseData["inner"];
+  snapshot: Promise<string>;
+}
 
 export interface StoreOptions {
   /** How long a database with no connection keeps running before it is dumped and stopped (real ms). */
   idleMs: number;
   /** Where snapshots stay across restarts (beside the state file); default: a temporary directory removed on close. */
   directory?: string | undefined;
+  /** The emulated clock: a change is recorded at the time it was made. */
+  clock: Clock;
+  /** Told of every change of a branch's data; says how far back its history must reach. */
+  history?: HistoryListener | undefined;
 }
 
-/** What a restart finds of the data: each branch's databases and their snapshots, and the ports URIs named. */
+/** The world's side of a branch's history: its LSN and its restore window. */
+export interface HistoryListener {
+  /** A change of the branch's data at `at` wrote `walBytes` of WAL: its LSN moves on by as much. */
+  changed(branchId: string, at: number, walBytes: number): void;
+  /** The start of the branch's restore window (emulated ms): what lies before it may be forgotten. */
+  windowStart(branchId: string): number;
+}
+
+type IndexedDatabase = { inner: { database: string; user: string }; snapshot: string };
+
+/** What a restart finds of the data: each branch's databases, their snapshots and history, and the ports URIs named. */
 export interface StoreIndex {
-  branches: Record<string, Record<string, { inner: { database: string; user: string }; snapshot: string }>>;
+  branches: Record<string, Record<string, IndexedDatabase & { runs?: Run[] }>>;
+  /** The platform snapshots' data, by snapshot id (absent in older indexes). */
+  saved?: Record<string, Record<string, IndexedDatabase>>;
   ports: Record<string, number>;
 }
 
@@ -94,9 +137,14 @@ async function loadCluster(path: string, inner?: { database: string; user: strin
 }
 
 /** Where the emulator's PGlite clusters and their snapshots live, and what keeps them in step with the world. */
-export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "endpointRemoved"> {
+export class DatabaseStore implements Omit<
+  BranchDataEvents,
+  "configApplied" | "endpointRemoved" | "columns" | "mask"
+> {
   private readonly options: StoreOptions;
   private readonly branches = new Map<string, Map<string, DatabaseData>>();
+  /** The platform snapshots' data, by snapshot id. */
+  private readonly saved = new Map<string, Map<string, SavedDatabase>>();
   private readonly templates = new Map<string, Promise<string>>();
   private directory: Promise<string> | undefined;
 
@@ -142,26 +190,75 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
     }
   }
 
+  /**
+   * Runs `work` on the branch's database itself (not through a connection): reading its catalog,
+   * or changing its rows as the platform's own jobs do. What it changes is recorded in the history.
+   */
+  async withDatabase<T>(
+    branchId: string,
+    database: { name: string; ownerName: string },
+    work: (db: PGlite) => Promise<T>,
+  ): Promise<T> {
+    const lease = await this.lease(branchId, database);
+    try {
+      const entry = this.entry(branchId, database);
+      const live = entry.live;
+      if (!live) throw new Error(`database ${database.name} of ${branchId} stopped while in use`);
+      const { db } = await live;
+      const result = await work(db);
+      await this.settled(entry, db);
+      return result;
+    } finally {
+      lease.release();
+    }
+  }
+
   // --- the world's events --------------------------------------------------
 
-  branchCreated(branch: BranchRecord, parent: BranchRecord): void {
-    this.copy(parent.id, branch.id);
+  branchCreated(branch: BranchRecord, parent: BranchRecord, source: BranchSource): void {
+    const databases = this.copyOf(parent.id, branch.id, source);
+    if (databases) this.branches.set(branch.id, databases);
+  }
+
+  snapshotTaken(snapshotId: string, branch: BranchRecord, source: BranchSource): void {
+    const copies = this.copyOf(branch.id, branch.id, source);
+    if (!copies) return; // never used: a restore starts fresh as well
+    this.saved.set(
+      snapshotId,
+      new Map([...copies].map(([name, entry]) => [name, { inner: entry.inner, snapshot: entry.snapshot }])),
+    );
+  }
+
+  snapshotDeleted(snapshotId: string): void {
+    this.saved.delete(snapshotId);
+  }
+
+  branchFromSnapshot(branch: BranchRecord, snapshotId: string): void {
+    const saved = this.saved.get(snapshotId);
+    if (!saved) return;
+    const copies = new Map<string, DatabaseData>();
+    for (const [name, data] of saved) copies.set(name, stoppedDatabase(branch.id, data.inner, data.snapshot));
+    this.branches.set(branch.id, copies);
   }
 
   branchPreserved(branch: BranchRecord, preserved: BranchRecord): void {
     const databases = this.branches.get(branch.id);
     if (!databases) return;
     this.branches.delete(branch.id);
-    for (const entry of databases.values()) void this.stop(entry, { keepData: true });
+    for (const entry of databases.values()) {
+      void this.stop(entry, { keepData: true });
+      entry.branchId = preserved.id;
+    }
     this.branches.set(preserved.id, databases);
   }
 
-  branchRestored(branch: BranchRecord, source: BranchRecord): void {
+  branchRestored(branch: BranchRecord, source: BranchRecord, from: BranchSource): void {
     // The platform drops the branch's connections: its data is replaced.
     for (const entry of this.branches.get(branch.id)?.values() ?? [])
       void this.stop(entry, { keepData: false });
     this.branches.delete(branch.id);
-    this.copy(source.id, branch.id);
+    const copies = this.copyOf(source.id, branch.id, from);
+    if (copies) this.branches.set(branch.id, copies);
   }
 
   branchDeleted(branch: BranchRecord): void {
@@ -193,22 +290,33 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
     if (this.options.directory === undefined) return;
     // Nothing was ever served: leave no directory beside the state file.
     if (this.directory === undefined && this.branches.size === 0 && Object.keys(ports).length === 0) return;
-    const index: StoreIndex = { branches: {}, ports };
+    const index: StoreIndex = { branches: {}, saved: {}, ports };
+    const kept = new Set<string>();
     for (const [branchId, databases] of this.branches) {
       const saved: StoreIndex["branches"][string] = {};
       for (const [name, entry] of databases) {
         await this.stop(entry, { keepData: true });
         const snapshot = await entry.snapshot.catch(() => undefined);
-        if (snapshot !== undefined) saved[name] = { inner: entry.inner, snapshot };
+        if (snapshot === undefined) continue;
+        saved[name] = { inner: entry.inner, snapshot, runs: entry.runs };
+        kept.add(snapshot);
+        for (const run of entry.runs) kept.add(run.from);
       }
       index.branches[branchId] = saved;
     }
+    for (const [snapshotId, databases] of this.saved) {
+      const saved: Record<string, IndexedDatabase> = {};
+      for (const [name, data] of databases) {
+        const snapshot = await data.snapshot.catch(() => undefined);
+        if (snapshot === undefined) continue;
+        saved[name] = { inner: data.inner, snapshot };
+        kept.add(snapshot);
+      }
+      index.saved![snapshotId] = saved;
+    }
     const directory = await this.dir();
     await writeFile(join(directory, indexFile), JSON.stringify(index), { mode: 0o600 });
-    // Snapshots no branch holds any more (deleted, restored over, superseded by a later dump).
-    const kept = new Set(
-      Object.values(index.branches).flatMap((d) => Object.values(d).map((e) => e.snapshot)),
-    );
+    // Snapshots nothing holds any more (deleted, restored over, superseded by a later dump, out of the window).
     for (const file of await readdir(directory)) {
       const path = join(directory, file);
       if (file.endsWith(".tar") && !kept.has(path)) await rm(path, { force: true });
@@ -226,12 +334,21 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
     }
     for (const [branchId, databases] of Object.entries(index.branches)) {
       const entries = new Map<string, DatabaseData>();
-      for (const [name, { inner, snapshot }] of Object.entries(databases)) {
+      for (const [name, { inner, snapshot, runs = [] }] of Object.entries(databases)) {
         // A snapshot that is gone (a cleaned temporary directory): that database starts fresh.
         if (!(await exists(snapshot))) continue;
-        entries.set(name, stoppedDatabase(inner, Promise.resolve(snapshot)));
+        // History whose dumps are gone cannot be rebuilt: the database keeps its data only.
+        const whole = (await Promise.all(runs.map((run) => exists(run.from)))).every(Boolean);
+        entries.set(name, stoppedDatabase(branchId, inner, Promise.resolve(snapshot), whole ? runs : []));
       }
       this.branches.set(branchId, entries);
+    }
+    for (const [snapshotId, databases] of Object.entries(index.saved ?? {})) {
+      const saved = new Map<string, SavedDatabase>();
+      for (const [name, { inner, snapshot }] of Object.entries(databases)) {
+        if (await exists(snapshot)) saved.set(name, { inner, snapshot: Promise.resolve(snapshot) });
+      }
+      this.saved.set(snapshotId, saved);
     }
     return index.ports;
   }
@@ -240,6 +357,7 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
   async clear(): Promise<void> {
     const entries = [...this.branches.values()].flatMap((databases) => [...databases.values()]);
     this.branches.clear();
+    this.saved.clear();
     await Promise.all(entries.map((entry) => this.stop(entry, { keepData: false })));
     const directory = this.directory;
     this.directory = undefined;
@@ -269,21 +387,32 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
     let entry = databases.get(database.name);
     if (!entry) {
       const inner = { database: database.name, user: database.ownerName };
-      entry = stoppedDatabase(inner, this.template(inner));
+      entry = stoppedDatabase(branchId, inner, this.template(inner));
       databases.set(database.name, entry);
     }
     return entry;
   }
 
-  /** A child (or a restored branch) starts from the source's data as it is now: its current snapshot. */
-  private copy(fromBranchId: string, toBranchId: string): void {
-    const source = this.branches.get(fromBranchId);
-    if (!source) return; // never used: the copy starts fresh as well
+  /**
+   * Copies of a branch's databases for `toBranchId`, as they are now or were at `source.at`, whole
+   * or without rows; undefined when the branch never used them (the copy starts fresh as well).
+   */
+  private copyOf(
+    fromBranchId: string,
+    toBranchId: string,
+    source: Partial<BranchSource>,
+  ): Map<string, DatabaseData> | undefined {
+    const from = this.branches.get(fromBranchId);
+    if (!from) return undefined;
     const copies = new Map<string, DatabaseData>();
-    for (const [name, entry] of source) {
-      copies.set(name, stoppedDatabase(entry.inner, this.currentSnapshot(entry)));
+    for (const [name, entry] of from) {
+      if (source.databases && !source.databases.includes(name)) continue;
+      let data = source.at === undefined ? this.currentSnapshot(entry) : this.dataAt(entry, source.at);
+      if (source.schemaOnly) data = data.then((path) => this.withoutRows(path, entry.inner));
+      this.reportFailure(data);
+      copies.set(name, stoppedDatabase(toBranchId, entry.inner, data));
     }
-    this.branches.set(toBranchId, copies);
+    return copies;
   }
 
   /** The entry's data now: a new dump when clients changed it since the last one. */
@@ -297,14 +426,63 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
     return entry.snapshot;
   }
 
+  /** The entry's data as it was at `at` (emulated ms), from its history. */
+  private async dataAt(entry: DatabaseData, at: number): Promise<string> {
+    const source = locate(entry.runs, at);
+    if (source.kind === "current") return this.currentSnapshot(entry);
+    if (source.kind === "dump") return source.path;
+    const before = entry.runs[source.run]!.from;
+    const after = entry.runs[source.run + 1]?.from ?? (await this.currentSnapshot(entry));
+    const copy = dataDirectoryAt(await readFile(before), await readFile(after), source.wal);
+    const path = await this.newFile();
+    await writeFile(path, copy, { mode: 0o600 });
+    return path;
+  }
+
+  /** A copy of the dump at `path` with every row removed (`init_source: "schema-only"`). */
+  private async withoutRows(path: string, inner: DatabaseData["inner"]): Promise<string> {
+    const db = await loadCluster(path, inner);
+    try {
+      await removeRows(db);
+      return await dumpToFile(db, await this.newFile());
+    } finally {
+      await db.close();
+    }
+  }
+
   private async start(entry: DatabaseData): Promise<Live> {
     const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
-    const db = await loadCluster(await entry.snapshot, entry.inner);
+    const from = await entry.snapshot;
+    const db = await loadCluster(from, entry.inner);
+    entry.wal = await walPosition(db);
+    entry.runs.push({ from, startedAt: this.options.clock.now(), marks: [] });
+    this.forgetBefore(entry);
+    const served = observed(db, () => this.settled(entry, db).catch(reportHistoryFailure));
     // pglite-socket runs one client's transaction at a time on the single PGlite session.
-    const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1000 });
+    const server = new PGLiteSocketServer({ db: served, host: "127.0.0.1", port: 0, maxConnections: 1000 });
     await server.start();
     const port = Number(server.getServerConn().split(":").at(-1));
     return { db, server, port };
+  }
+
+  /** After work that may have changed the database: a moved WAL position is a change, recorded now. */
+  private async settled(entry: DatabaseData, db: PGlite): Promise<void> {
+    const wal = await walPosition(db);
+    const previous = entry.wal;
+    entry.wal = wal;
+    const run = entry.runs.at(-1);
+    if (previous === undefined || wal <= previous || !run) return;
+    entry.dirty = true;
+    const at = this.options.clock.now();
+    record(run, at, wal);
+    this.options.history?.changed(entry.branchId, at, wal - previous);
+    this.forgetBefore(entry);
+  }
+
+  /** Drops the history before the branch's restore window. */
+  private forgetBefore(entry: DatabaseData): void {
+    const start = this.options.history?.windowStart(entry.branchId);
+    if (start !== undefined) prune(entry.runs, start);
   }
 
   private release(entry: DatabaseData): void {
@@ -389,6 +567,10 @@ export class DatabaseStore implements Omit<BranchDataEvents, "configApplied" | "
   private reportFailure(work: Promise<unknown>): void {
     work.catch((err: unknown) => console.error("emulator: postgres data:", err));
   }
+}
+
+function reportHistoryFailure(err: unknown): void {
+  console.error("emulator: postgres history:", err);
 }
 
 async function exists(path: string): Promise<boolean> {
