@@ -1,4 +1,4 @@
--- Argo CD health of a neoncloud.dev resource (ComputeEndpoint, ApiKey, Branch, Project),
+-- Argo CD health of a neoncloud.dev resource (ComputeEndpoint, ApiKey, Branch, Project, Snapshot),
 -- read from the standard conditions the operator writes: Ready, Reconciling,
 -- Stalled. One script for every kind: deploy/argocd/argocd-cm.yaml registers it
 -- under each kind's key (a test keeps them equal, and docs/gitops.md shows

@@ -19,6 +19,8 @@ import { adoptDefault, projectIdField, projectRefField, projectRules } from "./p
 /** The platform's branch names: 1 to 256 characters (`BranchCreateRequest.branch.name`). */
 const branchName = z.string().min(1).max(256);
 
+const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
 export const BranchParent = z
   .object({
     branchId: platformId.optional().describe("The parent's platform branch id."),
@@ -27,15 +29,46 @@ export const BranchParent = z
       .object({ name: objectName.describe("Name of a Branch resource in this namespace.") })
       .optional()
       .describe("Another Branch resource in this namespace; this one waits until it is Ready."),
+    snapshotId: platformId
+      .optional()
+      .describe(
+        "A snapshot of the project to start from (its data as the snapshot kept it), by its platform id.",
+      ),
+    snapshotRef: z
+      .object({ name: objectName.describe("Name of a Snapshot resource in this namespace.") })
+      .optional()
+      .describe("A Snapshot resource in this namespace to start from; this one waits until it is Ready."),
+    timestamp: z
+      .string()
+      .regex(rfc3339)
+      .optional()
+      .describe(
+        "The parent as it was at this time (RFC 3339), within its restore window (the project's history retention).",
+      ),
+    lsn: z
+      .string()
+      .regex(/^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/i)
+      .optional()
+      .describe(
+        "The parent as it was at this write-ahead-log position (for example 0/1F4D3A8), within its restore window.",
+      ),
   })
   .describe(
-    "The branch to create from: exactly one of branchId, branchName or branchRef. Omitted: the project's default branch. Immutable.",
+    "What to create from: a branch (exactly one of branchId, branchName or branchRef; as it is now, or at a timestamp or lsn) or a snapshot (snapshotId or snapshotRef). Omitted: the project's default branch as it is now. Immutable.",
   )
   .meta(
     cel(
       {
-        rule: "[has(self.branchId), has(self.branchName), has(self.branchRef)].filter(x, x).size() == 1",
-        message: "parent needs exactly one of branchId, branchName or branchRef",
+        rule: "[has(self.branchId), has(self.branchName), has(self.branchRef), has(self.snapshotId), has(self.snapshotRef)].filter(x, x).size() == 1",
+        message: "parent needs exactly one of branchId, branchName, branchRef, snapshotId or snapshotRef",
+      },
+      {
+        rule: "!(has(self.timestamp) && has(self.lsn))",
+        message: "parent takes one of timestamp and lsn",
+      },
+      {
+        rule: "!(has(self.snapshotId) || has(self.snapshotRef)) || !(has(self.timestamp) || has(self.lsn))",
+        message: "a snapshot keeps its own point: timestamp and lsn go with a parent branch",
       },
       { rule: "self == oldSelf", message: "parent is immutable" },
     ),
@@ -63,6 +96,63 @@ export const BranchDatabase = z
   })
   .describe("A database the branch must have.");
 export type BranchDatabase = z.infer<typeof BranchDatabase>;
+
+/** One masking rule: a column and the masking function or value applied to it. */
+export const MaskingRule = z
+  .object({
+    database: postgresName.describe("The database the column is in."),
+    schema: postgresName.default("public").describe("The schema the table is in. Default public."),
+    table: postgresName.describe("The table."),
+    column: postgresName.describe("The column."),
+    function: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe(
+        "A PostgreSQL Anonymizer function, for example anon.fake_email() or anon.partial(phone, 2, '***', 2).",
+      ),
+    value: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe("An SQL literal the column takes instead ('REDACTED', 0, NULL)."),
+  })
+  .describe("Exactly one of function and value.")
+  .meta(
+    cel({ rule: "has(self.function) != has(self.value)", message: "set exactly one of function and value" }),
+  );
+export type MaskingRule = z.infer<typeof MaskingRule>;
+
+/** One entry of a backup schedule (the platform's `BackupScheduleItem`). */
+export const BackupScheduleItem = z
+  .object({
+    frequency: z.enum(["daily", "weekly", "monthly"]).describe("How often a snapshot is taken."),
+    hour: z.int().min(0).max(23).optional().describe("The hour (UTC) it is taken."),
+    day: z
+      .int()
+      .min(1)
+      .max(31)
+      .optional()
+      .describe(
+        "The day of the week (1-7, Monday first) of a weekly one, of the month (1-31) of a monthly one.",
+      ),
+    retention: boundedDuration("retention", "1h", "840h")
+      .optional()
+      .describe("How long each snapshot is kept: 1h to 840h (35 days)."),
+  })
+  .describe("A snapshot taken on a schedule.")
+  .meta(
+    cel(
+      { rule: "self.frequency != 'daily' || !has(self.day)", message: "a daily snapshot takes no day" },
+      {
+        rule: "self.frequency == 'daily' || has(self.day)",
+        message: "a weekly or monthly snapshot needs a day",
+      },
+      { rule: "self.frequency != 'weekly' || self.day <= 7", message: "a day of the week is 1 to 7" },
+    ),
+  );
+export type BackupScheduleItem = z.infer<typeof BackupScheduleItem>;
 
 /** A list keyed by name: the API server refuses two entries of one name. */
 const byName = { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] } as const;
@@ -119,6 +209,32 @@ export const BranchSpec = z
     branchId: platformId
       .optional()
       .describe("An existing branch to adopt instead of creating one. Immutable once set."),
+    initSource: z
+      .enum(["parent-data", "schema-only"])
+      .optional()
+      .describe(
+        "schema-only: the parent's schema (tables, indexes, constraints) without a row, as a new root branch. Default: the parent's data. Immutable.",
+      )
+      .meta(immutable("initSource")),
+    masking: z
+      .object({
+        rules: z
+          .array(MaskingRule)
+          .min(1)
+          .max(500)
+          .describe("Columns whose values the platform masks in this branch's data (PostgreSQL Anonymizer)."),
+      })
+      .optional()
+      .describe(
+        "A masked copy of the parent: the branch is made with these rules applied to its data (the platform's anonymized branches); a change of the rules applies them again to the branch's data. Immutable once set, but for its rules.",
+      ),
+    backupSchedule: z
+      .array(BackupScheduleItem)
+      .max(20)
+      .optional()
+      .describe(
+        "When the platform takes snapshots of this branch (a root branch), and how long it keeps them: kept as declared, drift repaired. Omitted: left as it is.",
+      ),
     credentials: SecretKeyRef.optional(),
   })
   .describe("The desired branch.")
@@ -199,6 +315,18 @@ export const BranchStatus = z
         `The value of the ${restoredFromParentAtAnnotation} annotation last acted upon (the branch was reset from its parent for it).`,
       ),
     logicalSize: z.int().optional().describe("The branch's logical size in bytes."),
+    masking: z
+      .object({
+        state: z.string().describe("The platform's anonymization state: anonymizing, anonymized, error, ..."),
+        message: z.string().optional(),
+        maskedColumns: z.int().optional().describe("Columns the last run masked."),
+        appliedRules: z
+          .string()
+          .optional()
+          .describe("A digest of the rules last applied to the branch's data."),
+      })
+      .optional()
+      .describe("The masking of the branch's data (spec.masking)."),
     endpoint: z
       .object({ name: z.string(), uid: z.string() })
       .optional()

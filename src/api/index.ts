@@ -5,14 +5,16 @@ import { computeEndpointKind } from "./computeendpoint.ts";
 import { credentialsGrantKind } from "./grant.ts";
 import { renderCrdYaml } from "./kind.ts";
 import { projectKind } from "./project.ts";
+import { snapshotKind } from "./snapshot.ts";
 
-export { apiKeyKind, branchKind, computeEndpointKind, credentialsGrantKind, projectKind };
+export { apiKeyKind, branchKind, computeEndpointKind, credentialsGrantKind, projectKind, snapshotKind };
 export const kinds = [
   computeEndpointKind,
   apiKeyKind,
   branchKind,
   credentialsGrantKind,
   projectKind,
+  snapshotKind,
 ] as const;
 
 /** The file under crds/ that holds a kind's generated CRD. */

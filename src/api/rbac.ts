@@ -23,7 +23,13 @@ export interface Rule {
  * the Project kind of issue 25; the rules may name it before its CRD is installed (RBAC does not
  * check that a resource exists). src/api/rbac.test.ts checks every kind of src/api/index.ts is here.
  */
-export const namespacedResources = ["computeendpoints", "apikeys", "branches", "projects"] as const;
+export const namespacedResources = [
+  "computeendpoints",
+  "apikeys",
+  "branches",
+  "projects",
+  "snapshots",
+] as const;
 
 /** Cluster-scoped kinds: written by cluster administrators only, read by the operator. */
 export const clusterResources = ["credentialsgrants"] as const;

@@ -14,6 +14,7 @@ import { managedController, type ManagedControllerOptions } from "./managed/cont
 import { withCarried, type AnyManaged } from "./managed/features.ts";
 import type { ControllerFactory, KindControllerOptions } from "./options.ts";
 import { project, type ProjectObject } from "./project/index.ts";
+import { snapshot, type SnapshotObject } from "./snapshot/index.ts";
 import { platformRefusal } from "./refusals.ts";
 import type { PlatformClient } from "../platform/index.ts";
 
@@ -64,6 +65,13 @@ export function apiKeyController(
   return run(apiKey(options, tuning), options, create);
 }
 
+export function snapshotController(
+  options: KindControllerOptions,
+  create?: ControllerFactory<SnapshotObject>,
+): Controller<SnapshotObject> {
+  return run(snapshot(options), options, create);
+}
+
 /** Every kind's controller, as the operator runs them. */
 export function kindControllers(
   options: KindControllerOptions,
@@ -75,5 +83,6 @@ export function kindControllers(
     as(apiKeyController(options, create as unknown as ControllerFactory<ApiKeyObject>)),
     as(branchController(options, create as unknown as ControllerFactory<BranchObject>)),
     as(projectController(options, create as unknown as ControllerFactory<ProjectObject>)),
+    as(snapshotController(options, create as unknown as ControllerFactory<SnapshotObject>)),
   ];
 }

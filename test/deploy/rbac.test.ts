@@ -17,7 +17,7 @@ import {
   type Manifest,
 } from "./render.ts";
 
-const kinds = ["computeendpoints", "apikeys", "branches", "projects"];
+const kinds = ["computeendpoints", "apikeys", "branches", "projects", "snapshots"];
 
 /** The operator's grants on the resources it manages, in every namespace it watches. */
 const watched = [

@@ -120,7 +120,7 @@ describe("a user bound to edit in one namespace", () => {
     ).toBe("");
   });
 
-  test.each(["computeendpoints", "branches", "apikeys", "projects"])(
+  test.each(["computeendpoints", "branches", "apikeys", "projects", "snapshots"])(
     "may create, change and delete %s in that namespace only",
     async (resource) => {
       for (const verb of ["create", "update", "patch", "delete"]) {

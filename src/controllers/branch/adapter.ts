@@ -3,13 +3,14 @@
 // makes it from its parent with its owner mark (and, where a ComputeEndpoint rides along, that
 // endpoint: carried.ts); `update` makes the change; `delete` deletes it. A branch gone since it was
 // recorded is reported, never recreated.
-import type { BranchSpec, BranchStatus } from "../../api/branch.ts";
+import type { BranchSpec, BranchStatus, MaskingRule } from "../../api/branch.ts";
 import { restoredFromParentAtAnnotation } from "../../api/group.ts";
 import {
   BadRequestError,
   ConflictError,
   NotFoundError,
   UnprocessableError,
+  type MaskingRule as PlatformMaskingRule,
   type PlatformClient,
 } from "../../platform/index.ts";
 import { annotatedMark, ownerAnnotation } from "../managed/installation.ts";
@@ -18,6 +19,7 @@ import { nextPoll } from "../managed/polling.ts";
 import { Refusal, invalidSpec, outside } from "../managed/refusal.ts";
 import { lookUp } from "../operations/looks.ts";
 import { inProject, mutation } from "../operations/project.ts";
+import { maskedReady, maskingStep, rulesDigest, scheduleStep, type DataStep } from "./data.ts";
 import * as rules from "./plan.ts";
 
 type S = BranchStatus;
@@ -28,7 +30,10 @@ type Observed = rules.ObservedBranch;
 const branches = (pass: BrPass) => (maxAgeMs: number) =>
   pass.client.branchSnapshot(pass.spec.projectId, { maxAgeMs });
 
-export class Branches implements Adapter<BranchSpec, S, Observed, rules.BranchStep, PlatformClient> {
+/** A change of the branch, or of what it keeps of its data (masking, backup schedule). */
+export type Step = rules.BranchStep | DataStep;
+
+export class Branches implements Adapter<BranchSpec, S, Observed, Step, PlatformClient> {
   private readonly pollMs: number;
   private readonly resyncMs: number;
 
@@ -37,68 +42,146 @@ export class Branches implements Adapter<BranchSpec, S, Observed, rules.BranchSt
     this.resyncMs = options.resyncPeriodMs ?? 600_000;
   }
 
-  async observe(pass: BrPass): Promise<Observation<Observed, S, rules.BranchStep>> {
+  async observe(pass: BrPass): Promise<Observation<Observed, S, Step>> {
     const branch = await inProject(pass, pass.spec.projectId, () => this.find(pass));
     if (!branch) {
       // Recorded and gone: never recreated (plan.ts says why).
       if (pass.status.branchId !== undefined && !pass.deleting) throw rules.vanished(pass.status, pass.now());
       return { exists: false };
     }
-    return {
-      exists: true,
+    const found = {
+      exists: true as const,
       object: branch,
       id: branch.id,
       status: rules.branchStatus(branch, pass),
       ready: ready(branch),
-      next: rules.nextStep(pass, branch),
       marks: branch.annotations,
       lookAgainMs: this.lookAgainMs(pass, branch),
     };
+    const next = rules.nextStep(pass, branch);
+    if (next || pass.deleting || !rules.usable(branch)) return { ...found, next };
+    return this.observeData(pass, branch, found);
+  }
+
+  /** Its masking and backup schedule, where the spec declares them: the change due, or what they show. */
+  private async observeData<O extends Observation<Observed, S, Step> & { exists: true }>(
+    pass: BrPass,
+    branch: Observed,
+    found: O,
+  ): Promise<O> {
+    const { client, spec, signal } = pass;
+    let observed = found;
+    if (spec.masking) {
+      const [shown, anonymized] = await Promise.all([
+        client.getMaskingRules(spec.projectId, branch.id, { signal }),
+        client.anonymizedStatus(spec.projectId, branch.id, { signal }),
+      ]);
+      if (anonymized.state === "error" || anonymized.state === "initialization_error") {
+        throw outside(
+          "MaskingFailed",
+          `masking the branch's data failed: ${anonymized.statusMessage ?? anonymized.state}`,
+        );
+      }
+      const masking = {
+        state: anonymized.state,
+        message: anonymized.statusMessage,
+        maskedColumns: anonymized.lastRun?.maskedColumns,
+        appliedRules: pass.status.masking?.appliedRules,
+      };
+      observed = { ...observed, status: { ...observed.status, masking } };
+      const step = maskingStep(spec.masking.rules.map(toPlatformRule), shown, pass.status, anonymized);
+      if (step) return { ...observed, next: step };
+      const waiting = maskedReady(anonymized);
+      if (waiting) {
+        return { ...observed, ready: ["False", "Masking", waiting[1]], lookAgainMs: nextPoll(this.pollMs) };
+      }
+    }
+    if (spec.backupSchedule) {
+      const schedule = await client.getBackupSchedule(spec.projectId, branch.id, { signal });
+      const step = scheduleStep(spec, schedule);
+      if (step) return { ...observed, next: step };
+    }
+    return observed;
   }
 
   async create(pass: BrPass, carried?: Carried): Promise<Answer<S>> {
     const { spec, obj } = pass;
     const problem = rules.expiryProblem(spec.expiresAt, pass.now());
     if (problem) throw invalidSpec(problem);
-    const parentId = await this.parentId(pass);
+    const snapshotId = spec.parent?.snapshotId;
+    const parentId = snapshotId === undefined ? await this.parentId(pass) : undefined;
+    const name = rules.desiredName(spec, pass.mark);
+    const body = {
+      parentId,
+      name,
+      protected: spec.protected,
+      expiresAt: rules.creationExpiry(spec, pass.now()),
+      parentTimestamp: spec.parent?.timestamp,
+      parentLsn: spec.parent?.lsn,
+      initSource: spec.initSource,
+      // The owner mark: whose it is after a lost answer or status, a restore, to other installations.
+      annotations: { [ownerAnnotation]: pass.mark, ...carried?.marks },
+      ...(carried?.body as object), // what the create makes for a child (its endpoint)
+    };
     try {
-      const created = await pass.client.createBranch(
-        spec.projectId,
-        {
-          parentId,
-          name: rules.desiredName(spec, pass.mark),
-          protected: spec.protected,
-          expiresAt: rules.creationExpiry(spec, pass.now()),
-          // The owner mark: whose it is after a lost answer or status, a restore, to other installations.
-          annotations: { [ownerAnnotation]: pass.mark, ...carried?.marks },
-          ...(carried?.body as object), // what the create makes for a child (its endpoint)
-        },
-        mutation(pass),
-      );
+      const created =
+        snapshotId !== undefined
+          ? // A snapshot's data as a new branch; the restore takes no annotations: its name (the
+            // owner mark where the spec names none) finds it after a lost answer.
+            await pass.client.restoreSnapshot(spec.projectId, snapshotId, { name }, mutation(pass))
+          : spec.masking
+            ? await pass.client.createAnonymizedBranch(
+                spec.projectId,
+                {
+                  branch: body,
+                  maskingRules: spec.masking.rules.map(toPlatformRule),
+                  startAnonymization: true,
+                },
+                mutation(pass),
+              )
+            : await pass.client.createBranch(spec.projectId, body, mutation(pass));
+      const from =
+        snapshotId !== undefined
+          ? `snapshot ${snapshotId}`
+          : `${parentId ?? "the default branch"}${spec.parent?.timestamp ? ` as of ${spec.parent.timestamp}` : spec.parent?.lsn ? ` at ${spec.parent.lsn}` : ""}`;
       return {
         status: {
           ...rules.branchStatus(created.branch, pass),
           // Created from the parent: an annotation already there asks for no reset.
           restoredFromParentAt: obj.metadata.annotations?.[restoredFromParentAtAnnotation],
+          // Made masked: its rules are the ones applied.
+          ...(spec.masking && {
+            masking: {
+              state: "anonymizing",
+              appliedRules: rulesDigest(spec.masking.rules.map(toPlatformRule)),
+            },
+          }),
         },
         operations: created.operations,
-        message: `created branch ${created.branch.id} from ${parentId ?? "the default branch"}`,
+        message: `created branch ${created.branch.id} from ${from}${spec.initSource === "schema-only" ? " (schema only)" : ""}${spec.masking ? " with its masking rules" : ""}`,
       };
     } catch (err) {
-      if (err instanceof ConflictError) throw nameTaken(`project ${spec.projectId}: ${err.message}`);
-      if (err instanceof NotFoundError) {
-        const parent = spec.parent?.branchId ?? spec.parent?.branchName ?? "(the default branch)";
-        throw outside("ParentNotFound", `parent branch ${parent} not found in project ${spec.projectId}`);
-      }
-      throw err;
+      throw createRefused(err, spec);
     }
   }
 
-  async update(pass: BrPass, next: rules.BranchStep, { id }: Observed): Promise<Answer<S>> {
+  async update(pass: BrPass, next: Step, { id }: Observed): Promise<Answer<S>> {
     const { client, spec } = pass;
     const [projectId, options] = [spec.projectId, mutation(pass)];
     try {
       switch (next.change) {
+        case "maskingRules":
+          await client.updateMaskingRules(projectId, id, next.rules, options);
+          return {};
+        case "anonymize": {
+          const run = await client.anonymize(projectId, id, options);
+          return {
+            status: { masking: { state: run.state, message: run.statusMessage, appliedRules: next.applies } },
+          };
+        }
+        case "backupSchedule":
+          await client.setBackupSchedule(projectId, id, next.schedule, options);
+          return {};
         case "restore": {
           const result = await client.restoreBranch(
             projectId,
@@ -218,6 +301,41 @@ export class Branches implements Adapter<BranchSpec, S, Observed, rules.BranchSt
 function ready(branch: Observed): Verdict {
   const state = `branch ${branch.id} is ${branch.currentState}`;
   return rules.usable(branch) ? ["True", "Available", state] : ["False", "BranchState", state];
+}
+
+/** The platform's refusals of a create, in the resource's own terms. */
+function createRefused(err: unknown, spec: BranchSpec): unknown {
+  if (err instanceof ConflictError) return nameTaken(`project ${spec.projectId}: ${err.message}`);
+  if (err instanceof NotFoundError) {
+    const parent =
+      spec.parent?.snapshotId ?? spec.parent?.branchId ?? spec.parent?.branchName ?? "(the default branch)";
+    return outside("ParentNotFound", `parent ${parent} not found in project ${spec.projectId}`);
+  }
+  // A point outside the parent's restore window, a masking rule naming a column or function that
+  // is not there: the spec as it stands (the platform's words name the field and the window).
+  if (err instanceof BadRequestError || err instanceof UnprocessableError) {
+    const what = spec.parent?.timestamp
+      ? "spec.parent.timestamp"
+      : spec.parent?.lsn
+        ? "spec.parent.lsn"
+        : spec.masking
+          ? "spec.masking.rules"
+          : "the branch";
+    return invalidSpec(`the platform refused ${what}: ${err.message}`);
+  }
+  return err;
+}
+
+/** A masking rule as the platform takes it. */
+export function toPlatformRule(rule: MaskingRule): PlatformMaskingRule {
+  return {
+    databaseName: rule.database,
+    schemaName: rule.schema,
+    tableName: rule.table,
+    columnName: rule.column,
+    maskingFunction: rule.function,
+    maskingValue: rule.value,
+  };
 }
 
 /** A name another branch holds: Stalled until the spec or the other branch changes. */

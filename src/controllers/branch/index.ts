@@ -3,17 +3,18 @@
 // (adapter.ts) with its plan (plan.ts); everything else is the managed layer's. A ComputeEndpoint
 // naming it can ride along in its create: the registry adds that option (src/controllers/registry.ts).
 import { BranchSpec, branchKind, type BranchStatus } from "../../api/branch.ts";
+import { snapshotKind, type SnapshotStatus } from "../../api/snapshot.ts";
 import type { PlatformClient } from "../../platform/index.ts";
 import type { KubeObject } from "../../runtime/index.ts";
 import { withGrants } from "../access/grants.ts";
 import { projectsMadeByProjects } from "../access/made-projects.ts";
-import { branchHolder, projectHolder } from "../links/holders.ts";
+import { branchHolder, projectHolder, snapshotHolder } from "../links/holders.ts";
 import { projectReferences } from "../links/project.ts";
 import { managed, withReferences, withUses, type Managed, type Option } from "../managed/features.ts";
 import { withOperations } from "../operations/waiting.ts";
 import { resourceKind, type KindControllerOptions } from "../options.ts";
-import { Branches } from "./adapter.ts";
-import type { BranchStep, ObservedBranch } from "./plan.ts";
+import { Branches, type Step } from "./adapter.ts";
+import type { ObservedBranch } from "./plan.ts";
 
 export interface BranchObject extends KubeObject {
   spec: BranchSpec;
@@ -30,7 +31,7 @@ type S = BranchStatus;
 export function branch(
   options: KindControllerOptions,
   ...more: Option<BranchSpec, S, PlatformClient>[]
-): Managed<BranchSpec, S, ObservedBranch, BranchStep, PlatformClient> {
+): Managed<BranchSpec, S, ObservedBranch, Step, PlatformClient> {
   return managed(
     {
       resource: { ...branchResourceKind, apiVersion: branchKind.apiVersion },
@@ -64,7 +65,19 @@ export function branch(
         kind: branchResourceKind,
         name: (spec) => spec.parent?.branchRef?.name,
         id: (parent) => (parent as BranchObject).status?.branchId,
-        fill: (spec, parentId) => ({ ...spec, parent: { branchId: parentId } }),
+        fill: (spec, parentId) => ({
+          ...spec,
+          parent: { ...spec.parent, branchRef: undefined, branchId: parentId },
+        }),
+        createOnly: true,
+      },
+      {
+        // A Snapshot of the namespace to start from, once it is Ready.
+        field: "spec.parent.snapshotRef",
+        kind: resourceKind(snapshotKind),
+        name: (spec) => spec.parent?.snapshotRef?.name,
+        id: (s) => (s as KubeObject & { status?: SnapshotStatus }).status?.snapshotId,
+        fill: (spec, snapshotId) => ({ ...spec, parent: { snapshotId } }),
         createOnly: true,
       },
     ),
@@ -78,6 +91,14 @@ export function branch(
         id: (spec) => spec.parent?.branchId,
         createOnly: true,
         holders: [branchHolder, projectHolder],
+      },
+      {
+        field: "spec.parent.snapshotId",
+        use: "Derive",
+        noun: "snapshot",
+        id: (spec) => spec.parent?.snapshotId,
+        createOnly: true,
+        holders: [snapshotHolder],
       },
       {
         field: "spec.projectId",

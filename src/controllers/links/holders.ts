@@ -3,6 +3,7 @@
 // and that project's default branch. Each shares what it holds as its spec.sharedWith says.
 import { branchKind, type BranchSpec, type BranchStatus } from "../../api/branch.ts";
 import { projectKind, type ProjectSpec, type ProjectStatus } from "../../api/project.ts";
+import { snapshotKind, type SnapshotSpec, type SnapshotStatus } from "../../api/snapshot.ts";
 import type { KubeObject } from "../../runtime/index.ts";
 import type { Holder } from "../managed/uses.ts";
 import { resourceKind } from "../options.ts";
@@ -27,4 +28,14 @@ export const projectHolder: Holder = {
     return defined([p.status?.projectId ?? p.spec?.projectId, p.status?.defaultBranchId]);
   },
   sharedWith: (obj) => (obj as Of<ProjectSpec, ProjectStatus>).spec?.sharedWith ?? [],
+};
+
+/** A Snapshot holds the snapshot it took or adopted. */
+export const snapshotHolder: Holder = {
+  kind: resourceKind(snapshotKind),
+  holds: (obj) => {
+    const s = obj as Of<SnapshotSpec, SnapshotStatus>;
+    return defined([s.status?.snapshotId ?? s.spec?.snapshotId]);
+  },
+  sharedWith: (obj) => (obj as Of<SnapshotSpec, SnapshotStatus>).spec?.sharedWith ?? [],
 };
