@@ -21,6 +21,7 @@ import { loadConfig } from "../../src/config.ts";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
 import { loadSeedFile, startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { installArgoCdCrds } from "../support/argocd-crds.ts";
+import { applyCredentialsSecret } from "../support/credentials.ts";
 import { adminKubeConfig, createNamespace, eventually, kubectl } from "../support/kube.ts";
 import { LogCapture } from "../support/operator.ts";
 import { kustomize, repoRoot, toolsTimeoutMs, type Loose, type Manifest } from "../deploy/render.ts";
@@ -276,14 +277,7 @@ describe("the steps of docs/preview-environments.md, as printed, with the operat
     // The operator's key in its own namespace, as the installs keep it: it serves another
     // namespace only where a CredentialsGrant says so (this namespace carries no test grant).
     operatorNamespace = await createNamespace("preview-operator", { granted: false });
-    await kubectl(["apply", "-n", operatorNamespace, "-f", "-"], {
-      input: JSON.stringify({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "neon-api-key", labels: { "neoncloud.dev/secret-type": "api-key" } },
-        stringData: { apiKey: emulator.bootstrapKey },
-      }),
-    });
+    await applyCredentialsSecret(operatorNamespace, "neon-api-key", emulator.bootstrapKey);
     const config = loadConfig([
       `--platform-base-url=${emulator.url}`,
       `--default-credentials-secret=${operatorNamespace}/neon-api-key`,

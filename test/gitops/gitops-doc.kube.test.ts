@@ -9,6 +9,7 @@ import { parseAllDocuments } from "yaml";
 import { loadConfig } from "../../src/config.ts";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
 import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
+import { applyCredentialsSecret } from "../support/credentials.ts";
 import { adminKubeConfig, createNamespace, eventually, kubectl } from "../support/kube.ts";
 import { LogCapture } from "../support/operator.ts";
 
@@ -78,14 +79,7 @@ describe("docs/gitops.md's resources and grant, as printed", () => {
       },
     });
     operatorNamespace = await createNamespace("gitops-operator", { granted: false });
-    await kubectl(["apply", "-n", operatorNamespace, "-f", "-"], {
-      input: JSON.stringify({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "neon-api-key", labels: { "neoncloud.dev/secret-type": "api-key" } },
-        stringData: { apiKey: emulator.bootstrapKey },
-      }),
-    });
+    await applyCredentialsSecret(operatorNamespace, "neon-api-key", emulator.bootstrapKey);
     await kubectl(["create", "namespace", team]);
     operator = await startOperator(
       loadConfig([

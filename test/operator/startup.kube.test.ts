@@ -2,8 +2,8 @@
 // goes out before the node's kube-proxy has the `kubernetes` Service in place: it stays up, alive
 // and not ready, says what it waits for, and starts once the API server answers. Nothing listens
 // on the kubeconfig's port at first; the test API proxy opens that port later.
-import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../scripts/image/host.ts";
 import { startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { startApiProxy, type ApiProxy } from "../support/api-proxy.ts";
 import { applyCredentialsSecret } from "../support/credentials.ts";
@@ -15,14 +15,6 @@ let emulator: Emulator;
 let namespace: string;
 let proxy: ApiProxy | undefined;
 let operator: OperatorProcess | undefined;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   emulator = await startEmulator({ rateLimits: false, operationDurationMs: 150, seed: testSeed });
