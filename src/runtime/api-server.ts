@@ -1,9 +1,9 @@
 // Start-up against an API server that may not answer yet. In a pod the first request can go out
 // before the node's kube-proxy has put the `kubernetes` Service in place, and an API server may be
 // restarting; a process that exits on that first failure is restarted by the kubelet with a
-// growing back-off and counts a restart for nothing. So the start-up reads wait instead, as
-// client-go's do: they are retried with backoff while the API server gives no answer (or a
-// 502/503/504), and every wait is logged with what it waits for.
+// growing back-off and counts a restart for nothing. So the start-up reads wait instead: they are
+// retried with backoff while the API server gives no answer (or a 502/503/504), and every wait is
+// logged with what it waits for.
 import { isApiServerUnavailable } from "./kube.ts";
 import { silentLogger, type Logger } from "./log.ts";
 import { pause } from "./pause.ts";
