@@ -50,7 +50,17 @@ async function run(argv: string[]): Promise<number> {
   const log = createLogger(config.logLevel);
   const signalled = terminationSignal();
   const { startOperator } = await import("./operator.ts");
-  const operator = await startOperator(config, log);
+  // A stop asked for while the start still waits for the API server ends the wait.
+  const starting = new AbortController();
+  void signalled.then(() => starting.abort());
+  let operator;
+  try {
+    operator = await startOperator(config, log, { signal: starting.signal });
+  } catch (err) {
+    if (!starting.signal.aborted) throw err;
+    log.info("stopped before the operator started");
+    return 0;
+  }
   const ended = await Promise.race([signalled, operator.leadershipLost.then(() => "leadership lost")]);
   if (ended === "leadership lost") {
     // As controller-runtime does: a replica that lost its lease exits (its pod restarts, and

@@ -15,6 +15,9 @@ import {
   KubeClient,
   Manager,
   managerOptionsFromConfig,
+  isApiServerUnavailable,
+  isNotFound,
+  whenApiServerAnswers,
   type Controller,
   type KubeObject,
   type Logger,
@@ -32,6 +35,8 @@ export interface OperatorOverrides {
   kubeConfig?: KubeConfig;
   /** Interval between looks at running platform operations; wins over `--poll-interval`. */
   pollIntervalMs?: number;
+  /** Stops a start that is still waiting for the API server (a SIGTERM during start-up). */
+  signal?: AbortSignal;
 }
 
 export async function startOperator(
@@ -70,13 +75,37 @@ export async function startOperator(
       operationPolling: config.operationPolling,
     },
   });
+  // Alive (not ready) while the start-up reads below wait for the API server.
+  await manager.serveProbes();
+  const waiting = { log, signal: overrides.signal };
+  let startupReads: { id: string; grants: boolean };
+  try {
+    startupReads = {
+      // The owner marks of this installation (managed/installation.ts): read or made once, before
+      // any controller may write one.
+      id: await whenApiServerAnswers(
+        "the installation id",
+        () => installationId(client, operatorNamespace, { override: config.installationId, log }),
+        waiting,
+      ),
+      // Their CRD is applied with the Deployment (deploy/base): a pod may start before the API
+      // server serves it, and waits for it rather than exit.
+      grants: await whenApiServerAnswers(
+        "whether CredentialsGrants can be read: their CRD must be served",
+        () => mayReadGrants(client, log),
+        { ...waiting, retryable: (err) => isApiServerUnavailable(err) || isNotFound(err) },
+      ),
+    };
+  } catch (err) {
+    await manager.stop().catch(() => undefined);
+    await access.close().catch(() => undefined);
+    throw err;
+  }
   const options: KindControllerOptions = {
     runtime: { client, metrics: manager.metrics, events: manager.events, log },
     access,
-    // The owner marks of this installation (managed/installation.ts): read or made once, before
-    // any controller may write one.
-    installationId: await installationId(client, operatorNamespace, { override: config.installationId, log }),
-    grants: await mayReadGrants(client, log),
+    installationId: startupReads.id,
+    grants: startupReads.grants,
     namespaces: config.namespaces.length > 0 ? config.namespaces : undefined,
     concurrency: config.concurrency,
     resyncPeriodMs: config.resyncPeriodMs,

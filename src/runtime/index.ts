@@ -1,5 +1,6 @@
 // The runtime's public surface, for controllers and the operator's entry point.
 export { Action } from "./action.ts";
+export { whenApiServerAnswers, type WaitOptions } from "./api-server.ts";
 export { TerminalError, classifyError, errorMessage, type ErrorAction, type ErrorPolicy } from "./errors.ts";
 export {
   Controller,

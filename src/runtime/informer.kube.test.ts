@@ -11,6 +11,8 @@ import {
   type Widget,
 } from "../../test/support/runtime/cluster.ts";
 import { startTcpProxy, type TcpProxy } from "../../test/support/runtime/tcp-proxy.ts";
+import { Writable } from "node:stream";
+import { createLogger } from "./log.ts";
 
 const widgets = widgetKind();
 const fast = { backoff: { baseDelayMs: 20, maxDelayMs: 500 } };
@@ -134,6 +136,37 @@ describe("informer on the real API server", () => {
       "the update to arrive over a new connection",
     );
     expect(informer.stats.lists).toBe(1);
+  });
+
+  it("takes an idle watch's silence as routine: restarted from where it was, no warning, no backoff", async () => {
+    // Nothing changes in this namespace, and the API server sends no bookmark while nothing
+    // changes: the watch carries nothing, as on an idle sandbox.
+    const idle = await createNamespace(client, "informer-idle");
+    const lines: string[] = [];
+    const sink = new Writable({
+      write: (chunk: Buffer, _enc, done) => {
+        lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+        done();
+      },
+    });
+    const informer = new Informer<Widget>(client, widgets, {
+      namespaces: [idle],
+      watchdogMs: 1_000,
+      log: createLogger("debug", sink),
+      ...fast,
+    });
+    informers.push(informer);
+    informer.start();
+    await informer.waitForSync();
+    // Four and a half watchdog periods of silence.
+    await new Promise((r) => setTimeout(r, 4_500));
+    const warnings = lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 40);
+    expect(warnings).toEqual([]);
+    expect(informer.stats).toMatchObject({ lists: 1, reconnects: 0 });
+    expect(informer.stats.silentRestarts).toBeGreaterThanOrEqual(3);
+    // Still live: an object made now arrives through the current watch.
+    await client.create(widgets, widget("after-idle", undefined, idle));
+    await waitFor(() => informer.get(idle, "after-idle") !== undefined, "the object after the silences");
   });
 
   it("relists on 410 and emits deletes for objects that vanished while disconnected", async () => {

@@ -83,6 +83,7 @@ export class Manager {
   private metricsServer: RunningServer | undefined;
   private acting = false;
   private started = false;
+  private serving: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   /** Serialises starting and stopping workers when leadership flaps. */
   private transition: Promise<void> = Promise.resolve();
@@ -115,9 +116,9 @@ export class Manager {
     return controller;
   }
 
-  /** True once every cache has been listed: reads from the caches reflect the cluster. */
+  /** True once started and every cache has been listed: reads from the caches reflect the cluster. */
   get ready(): boolean {
-    return this.controllers.every((c) => c.synced);
+    return this.started && this.controllers.every((c) => c.synced);
   }
 
   /** True while this replica holds leadership (or runs without leader election) and reconciles. */
@@ -136,12 +137,16 @@ export class Manager {
       : this.server && `${this.server.url}/metrics`;
   }
 
-  async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
-    if (this.options.metricsAddress !== undefined) {
+  /**
+   * Serves /healthz, /readyz (and plain /metrics) before the manager starts: a process still
+   * waiting for the API server at start-up is alive, not ready, and its liveness probe must not
+   * restart it for waiting. `start` serves them too, once.
+   */
+  async serveProbes(): Promise<void> {
+    if (this.options.metricsAddress === undefined) return;
+    this.serving ??= (async () => {
       this.server = await startServer({
-        address: this.options.metricsAddress,
+        address: this.options.metricsAddress ?? "",
         registry: this.metrics.registry,
         ready: () => this.ready,
         metrics: !this.options.secureMetrics,
@@ -150,7 +155,14 @@ export class Manager {
         { url: this.server.url },
         this.options.secureMetrics ? "serving /healthz, /readyz" : "serving /metrics, /healthz, /readyz",
       );
-    }
+    })();
+    await this.serving;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await this.serveProbes();
     if (this.options.secureMetrics) await this.startSecureMetrics(this.options.secureMetrics);
     for (const c of this.controllers) c.startCaches();
     const election = this.options.leaderElection;
@@ -240,6 +252,7 @@ export class Manager {
       await this.elector?.stop();
       await Promise.all(this.controllers.map((c) => c.stop()));
       await this.events.flush();
+      await this.serving?.catch(() => undefined);
       await this.server?.close();
       await this.metricsServer?.close();
       this.log.info("shut down");

@@ -2,13 +2,16 @@
 // ApplicationSet's template filled with a pull request's parameters, the Application's kustomize
 // options applied to samples/preview-environment/base in an overlay, rendered by kustomize, and
 // accepted by the real API server (server-side dry run, strict field validation, then applied
-// server-side as Argo CD's field manager); the ApplicationSet and the Application it generates are
+// server-side as Argo CD's field manager, into a namespace labelled as the Application's
+// managedNamespaceMetadata says); the ApplicationSet and the Application it generates are
 // validated by Argo CD's own CRDs. Then the steps of docs/preview-environments.md that need no
-// Argo CD run as written (the shell blocks of the page itself) against the real API server, the
-// operator and the emulator.
+// Argo CD run as printed (the shell blocks of the page itself, with the real kubectl, in the
+// page's own namespaces) against the real API server, the emulator and the operator as installed:
+// its key in a namespace of its own, so that only the page's CredentialsGrant lets it serve the
+// previews.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
@@ -18,6 +21,7 @@ import { loadConfig } from "../../src/config.ts";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
 import { loadSeedFile, startEmulator, type Emulator } from "../../tools/emulator/index.ts";
 import { installArgoCdCrds } from "../support/argocd-crds.ts";
+import { applyCredentialsSecret } from "../support/credentials.ts";
 import { adminKubeConfig, createNamespace, eventually, kubectl } from "../support/kube.ts";
 import { LogCapture } from "../support/operator.ts";
 import { kustomize, repoRoot, toolsTimeoutMs, type Loose, type Manifest } from "../deploy/render.ts";
@@ -80,7 +84,17 @@ const find = (kind: string): Loose => objects.find((o) => o.kind === kind);
 beforeAll(async () => {
   app = await application();
   objects = await render(app);
-  await kubectl(["create", "namespace", app.spec.destination.namespace as string]);
+  // The namespace as Argo CD creates it (CreateNamespace=true), with the managed metadata.
+  await kubectl(["apply", "-f", "-"], {
+    input: JSON.stringify({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: {
+        name: app.spec.destination.namespace as string,
+        labels: app.spec.syncPolicy.managedNamespaceMetadata?.labels ?? {},
+      },
+    }),
+  });
 }, toolsTimeoutMs);
 
 afterAll(async () => {
@@ -94,6 +108,15 @@ describe("a preview environment for pull request 42", () => {
     expect(app.spec.source.targetRevision).toBe(pullRequest.head_sha);
     expect(app.spec.destination.namespace).toBe("shop-pr-42");
     expect(app.spec.syncPolicy.syncOptions).toContain("CreateNamespace=true");
+  });
+
+  it("creates its namespace with the label the example's CredentialsGrant selects", async () => {
+    const grant: Loose = parse(await readFile(join(example, "grant.yaml"), "utf8"));
+    const selected = grant.spec.namespaceSelector.matchLabels as Record<string, string>;
+    expect(Object.keys(selected).length).toBeGreaterThan(0);
+    expect(app.spec.syncPolicy.managedNamespaceMetadata.labels).toMatchObject(selected);
+    // And nothing broader: the shop's project, no keys minted, no projects created.
+    expect(grant.spec).toEqual({ namespaceSelector: { matchLabels: selected }, projects: ["demo-shop"] });
   });
 
   it("renders a Branch from main, named after the pull request, expiring 3 days after its creation", () => {
@@ -185,8 +208,8 @@ describe("a preview environment for pull request 42", () => {
   });
 });
 
-/** The shell blocks of a numbered step of docs/preview-environments.md ("3. **Try one ..."). */
-async function stepCommands(step: number): Promise<string> {
+/** The shell blocks of a numbered step of docs/preview-environments.md ("3. **Try one ..."), in order. */
+async function stepBlocks(step: number): Promise<string[]> {
   const page = await readFile(join(repoRoot, "docs", "preview-environments.md"), "utf8");
   const start = page.indexOf(`\n${step}. **`);
   const end = page.indexOf(`\n${step + 1}. **`, start + 1);
@@ -194,29 +217,7 @@ async function stepCommands(step: number): Promise<string> {
   const text = page.slice(start, end < 0 ? undefined : end);
   const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => (m[1] ?? "").replace(/^ {3}/gm, ""));
   if (blocks.length === 0) throw new Error(`step ${step} of docs/preview-environments.md has no commands`);
-  return blocks.join("\n");
-}
-
-/**
- * kubectl for the page's commands: the test's binary and API server. A watch (`-w`) runs until
- * what it lists is Ready, then prints the table once, so a script can go on past it.
- */
-async function kubectlForTheDocs(dir: string): Promise<void> {
-  const wrapper = `#!/usr/bin/env node
-const { spawnSync } = require("node:child_process");
-const real = ${JSON.stringify(inject("kubectl"))};
-const args = process.argv.slice(2);
-const run = (a) => { const r = spawnSync(real, a, { stdio: "inherit" }); if (r.status !== 0) process.exit(r.status ?? 1); };
-const watch = args.indexOf("-w");
-if (watch >= 0) {
-  const rest = args.filter((_, i) => i !== watch);
-  const ns = rest[rest.indexOf("-n") + 1];
-  for (const kind of rest[1].split(",")) run(["wait", "--for=condition=Ready", kind, "--all", "-n", ns, "--timeout=120s"]);
-  run(rest);
-} else run(args);
-`;
-  await writeFile(join(dir, "kubectl"), wrapper);
-  await chmod(join(dir, "kubectl"), 0o755);
+  return blocks;
 }
 
 /** The Branch as kubectl shows it. */
@@ -234,19 +235,20 @@ interface BranchView {
   };
 }
 
-describe("the steps of docs/preview-environments.md, as written, with the operator and the emulator", () => {
-  let namespace: string;
+describe("the steps of docs/preview-environments.md, as printed, with the operator as installed and the emulator", () => {
+  /** The page's namespaces: step 3's by hand, and the one Argo CD made for pull request 42 (above). */
+  const manual = "shop-pr-manual";
+  const pr42 = "shop-pr-42";
+  let operatorNamespace: string;
   let emulator: Emulator;
   let operator: RunningOperator | undefined;
   let bin: string;
   const logs = new LogCapture();
 
-  /** Runs commands of the page in the repository, in this test's namespace instead of the page's. */
-  async function runStep(step: number): Promise<string> {
-    const script = (await stepCommands(step))
-      .replace(/shop-pr-(manual|42)/g, namespace)
-      // The test made the namespace already (the operator watches that one).
-      .replace(/^kubectl create namespace .*$/m, "");
+  /** Runs a shell block of the page as printed, from the repository's root, with the real kubectl. */
+  async function runStep(step: number, block = 0): Promise<string> {
+    const script = (await stepBlocks(step))[block];
+    if (script === undefined) throw new Error(`step ${step} has no block ${block}`);
     const { stdout } = await exec("sh", ["-ec", script], {
       cwd: repoRoot,
       env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}`, KUBECONFIG: inject("kubeconfig") },
@@ -254,15 +256,16 @@ describe("the steps of docs/preview-environments.md, as written, with the operat
     return stdout;
   }
 
-  const preview = async (): Promise<BranchView> =>
+  const preview = async (namespace: string): Promise<BranchView> =>
     JSON.parse(await kubectl(["get", "branch", "preview", "-n", namespace, "-o", "json"])) as BranchView;
 
   /** The project's branches as the platform lists them (over HTTP, with the account's key). */
-  async function platformBranches(): Promise<{ id: string; expires_at?: string }[]> {
+  async function platformBranches(): Promise<{ id: string; name: string; expires_at?: string }[]> {
     const answer = await fetch(`${emulator.url}/projects/demo-shop/branches`, {
       headers: { authorization: `Bearer ${emulator.bootstrapKey}` },
     });
-    return ((await answer.json()) as { branches: { id: string; expires_at?: string }[] }).branches;
+    return ((await answer.json()) as { branches: { id: string; name: string; expires_at?: string }[] })
+      .branches;
   }
 
   beforeAll(async () => {
@@ -271,20 +274,15 @@ describe("the steps of docs/preview-environments.md, as written, with the operat
       operationDurationMs: 150,
       seed: await loadSeedFile(join(repoRoot, "tools", "emulator", "seeds", "demo.yaml")),
     });
-    namespace = await createNamespace("preview");
-    await kubectl(["apply", "-n", namespace, "-f", "-"], {
-      input: JSON.stringify({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "neon-api-key", labels: { "neoncloud.dev/secret-type": "api-key" } },
-        stringData: { apiKey: emulator.bootstrapKey },
-      }),
-    });
+    // The operator's key in its own namespace, as the installs keep it: it serves another
+    // namespace only where a CredentialsGrant says so (this namespace carries no test grant).
+    operatorNamespace = await createNamespace("preview-operator", { granted: false });
+    await applyCredentialsSecret(operatorNamespace, "neon-api-key", emulator.bootstrapKey);
     const config = loadConfig([
       `--platform-base-url=${emulator.url}`,
-      `--default-credentials-secret=${namespace}/neon-api-key`,
+      `--default-credentials-secret=${operatorNamespace}/neon-api-key`,
       "--no-leader-election",
-      `--namespaces=${namespace}`,
+      `--namespaces=${manual},${pr42}`,
       "--metrics-address=127.0.0.1:0",
       "--shutdown-deadline=2s",
     ]);
@@ -292,33 +290,58 @@ describe("the steps of docs/preview-environments.md, as written, with the operat
       kubeConfig: adminKubeConfig(),
       pollIntervalMs: 100,
     });
+    // The real kubectl, under its own name, for the page's commands.
     bin = await mkdtemp(join(tmpdir(), "preview-docs-"));
-    await kubectlForTheDocs(bin);
+    await symlink(inject("kubectl"), join(bin, "kubectl"));
   });
 
   afterAll(async () => {
     await operator?.stop();
     await emulator?.close();
     if (bin) await rm(bin, { recursive: true, force: true });
-    if (namespace) await kubectl(["delete", "namespace", namespace, "--wait=false"]);
+    await kubectl(["delete", "credentialsgrant", "shop-previews", "--ignore-not-found"]);
+    if (operatorNamespace) await kubectl(["delete", "namespace", operatorNamespace, "--wait=false"]);
   });
 
-  it("step 3: one environment by hand: the Branch, then the endpoint Ready, and a DATABASE_URL in the Secret", async () => {
+  it("without step 1, the installed operator's key serves no preview namespace (NotGranted)", async () => {
+    await eventually(
+      async () => {
+        const b = await preview(pr42);
+        const ready = b.status?.conditions?.find((c) => c.type === "Ready");
+        return ready?.reason === "NotGranted" ? true : undefined;
+      },
+      { what: "the synced preview NotGranted before the grant", timeoutMs: 60_000 },
+    );
+  });
+
+  it("step 1: the grant; step 3: one environment by hand, the Branch, then the endpoint Ready, and a DATABASE_URL", async () => {
+    await runStep(1);
     const out = await runStep(3);
     expect(out).toMatch(/branch\.neoncloud\.dev\/preview\s+demo-shop\s+br-\S+\s+preview\s+ready\s+True/);
     expect(out).toMatch(
       /computeendpoint\.neoncloud\.dev\/preview\s+demo-shop\s+br-\S+\s+read_write\s+active/,
     );
     expect(out).toMatch(/postgresql:\/\/app:[^@\s]+@[^/\s]+\/shop\?sslmode=/);
-    expect((await preview()).status).toMatchObject({ name: "preview", roles: ["app"] });
+    expect((await preview(manual)).status).toMatchObject({ name: "preview", roles: ["app"] });
+    // The grant serves what Argo CD synced too: pull request 42's preview is Ready.
+    await kubectl([
+      "wait",
+      "-n",
+      pr42,
+      "--for=condition=Ready",
+      "--timeout=60s",
+      "branch/preview",
+      "computeendpoint/preview",
+    ]);
+    expect((await preview(pr42)).status).toMatchObject({ name: "preview-pr-42" });
   });
 
-  it("step 5: a new annotation value resets the preview from main, and it is Ready again", async () => {
-    const before = await preview();
+  it("step 5: a new annotation value resets pull request 42's preview from main, and it is Ready again", async () => {
+    const before = await preview(pr42);
     await runStep(5);
     const after = await eventually(
       async () => {
-        const b = await preview();
+        const b = await preview(pr42);
         const ready = b.status?.conditions?.find((c) => c.type === "Ready");
         const reset = b.status?.restoredFromParentAt !== before.status?.restoredFromParentAt;
         return reset && ready?.status === "True" && b.status?.observedGeneration !== undefined
@@ -334,13 +357,13 @@ describe("the steps of docs/preview-environments.md, as written, with the operat
 
   it("step 6: the ttl replaced by expiresAt and moved: the platform's branch expires then", async () => {
     await runStep(6);
-    const { spec } = await preview();
+    const { spec } = await preview(pr42);
     expect(spec).not.toHaveProperty("ttl");
     const wanted = spec.expiresAt as string;
     expect(wanted).toMatch(/^20\d\d-/);
     const moved = await eventually(
       async () => {
-        const b = await preview();
+        const b = await preview(pr42);
         const at = b.status?.expiresAt;
         return at !== undefined && Date.parse(at) === Date.parse(wanted) ? b : undefined;
       },
@@ -350,18 +373,14 @@ describe("the steps of docs/preview-environments.md, as written, with the operat
     expect(Date.parse(onPlatform?.expires_at ?? "")).toBe(Date.parse(wanted));
   });
 
-  it("closing the pull request (the base deleted, as Argo CD's finalizer does) deletes the branch", async () => {
-    const id = (await preview()).status?.branchId;
-    expect(id).toBeDefined();
-    await kubectl([
-      "delete",
-      "-n",
-      namespace,
-      "-k",
-      "samples/preview-environment/base",
-      "--wait=true",
-      "--timeout=120s",
-    ]);
-    expect((await platformBranches()).filter((b) => b.id === id)).toEqual([]);
+  it("closing the pull request (its resources deleted, as Argo CD's finalizer does) and step 3's clean-up delete both branches", async () => {
+    const ids = [(await preview(pr42)).status?.branchId, (await preview(manual)).status?.branchId];
+    expect(ids.every((id) => id !== undefined)).toBe(true);
+    await kubectl(["delete", "-f", "-", "--wait=true", "--timeout=120s"], {
+      input: objects.map((o) => JSON.stringify(o)).join("\n"),
+    });
+    await runStep(3, 1);
+    expect(await kubectl(["get", "namespace", manual, "--ignore-not-found", "-o", "name"])).toBe("");
+    expect((await platformBranches()).filter((b) => ids.includes(b.id))).toEqual([]);
   });
 });

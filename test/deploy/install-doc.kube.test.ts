@@ -8,7 +8,7 @@
 // RBAC. There is no node: the commands that need a running pod are replaced by a check of what they
 // name (needsAPod below, each with why); npm run e2e:node runs them in pods.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -70,6 +70,8 @@ let controlPlane: ControlPlane;
 let emulator: Emulator;
 let platform: PlatformClient;
 let work: string;
+/** The test's own files (kubectl, helm, HOME, kubeconfigs), kept out of the reader's tree. */
+let own: string;
 let env: NodeJS.ProcessEnv;
 let operator: LocalOperator | undefined;
 /** Everything the steps and the operator printed, for "no key in any output". */
@@ -86,16 +88,24 @@ beforeAll(async () => {
     operationDurationMs: 100,
   });
   platform = new PlatformClient({ baseUrl: emulator.url, apiKey: emulator.bootstrapKey });
-  // The reader's repository root, as far as the docs use it.
+  // The reader's repository root, as far as the docs use it: a git work tree with the
+  // repository's .gitignore, so a step that leaves a file behind shows in `git status`.
   work = await mkdtemp(join(tmpdir(), "neon-install-doc-"));
   for (const dir of ["deploy", "samples"]) await symlink(join(repoRoot, dir), join(work, dir));
-  const bin = join(work, ".bin");
+  await copyFile(join(repoRoot, ".gitignore"), join(work, ".gitignore"));
+  const git = (...args: string[]) =>
+    exec("git", ["-c", "user.name=docs", "-c", "user.email=docs@example.com", ...args], { cwd: work });
+  await git("init", "-q");
+  await git("add", "-A");
+  await git("commit", "-q", "-m", "the reader's checkout");
+  own = await mkdtemp(join(tmpdir(), "neon-install-doc-own-"));
+  const bin = join(own, "bin");
   await mkdir(bin);
   await symlink(controlPlane.binaries.kubectl, join(bin, "kubectl"));
   await symlink(helm, join(bin, "helm"));
   env = {
     PATH: `${bin}:${process.env.PATH}`,
-    HOME: work,
+    HOME: own,
     KUBECONFIG: controlPlane.kubeconfig,
     NEON_API_KEY: emulator.bootstrapKey,
   };
@@ -107,6 +117,7 @@ afterAll(async () => {
   await emulator?.close();
   await controlPlane?.stop();
   if (work) await rm(work, { recursive: true, force: true });
+  if (own) await rm(own, { recursive: true, force: true });
 });
 
 /** Runs a step of docs/install.md with bash (-e, -u, pipefail), `placeholders` filled in; rejects with its output. */
@@ -185,7 +196,7 @@ async function startFromDeployment(namespace: string): Promise<LocalOperator> {
     contexts: [{ name: "operator", cluster: "cluster", user: "operator" }],
     currentContext: "operator",
   });
-  const kubeconfig = join(work, `${namespace}-operator.kubeconfig`);
+  const kubeconfig = join(own, `${namespace}-operator.kubeconfig`);
   await writeFile(kubeconfig, kc.exportConfig(), { mode: 0o600 });
 
   const child: ChildProcess = spawn(
@@ -193,7 +204,7 @@ async function startFromDeployment(namespace: string): Promise<LocalOperator> {
     [join(repoRoot, "src", "cli.ts"), ...(container.args as string[])],
     {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH, HOME: work, KUBECONFIG: kubeconfig, ...variables },
+      env: { PATH: process.env.PATH, HOME: own, KUBECONFIG: kubeconfig, ...variables },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -351,6 +362,11 @@ describe("docs/install.md", () => {
     },
     flowTimeoutMs,
   );
+
+  test("the steps leave the reader's checkout as it was, but for what git ignores", async () => {
+    const { stdout } = await exec("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: work });
+    expect(stdout).toBe("");
+  });
 
   test("no step and no operator line printed the API key", () => {
     expect(output.join("\n")).not.toContain(emulator.bootstrapKey);

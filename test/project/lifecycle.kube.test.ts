@@ -82,7 +82,8 @@ describe("a Project", () => {
         historyRetention: "6h",
         defaultEndpointSettings: { computeUnits: { min: 0.25, max: 1 }, autosuspend: "10m" },
         settings: {
-          allowedIps: { ips: ["10.0.0.0/8"] },
+          // The allow-list holds loopback: the Secret is checked below by connecting from here.
+          allowedIps: { ips: ["10.0.0.0/8", "127.0.0.1"] },
           maintenanceWindow: { weekdays: [6, 7], startTime: "01:00", endTime: "02:00" },
           quota: { activeTimeSeconds: 360_000 },
         },
@@ -104,7 +105,7 @@ describe("a Project", () => {
       },
     });
     expect(onPlatform.settings).toMatchObject({
-      allowedIps: { ips: ["10.0.0.0/8"] },
+      allowedIps: { ips: ["10.0.0.0/8", "127.0.0.1"] },
       maintenanceWindow: { weekdays: [6, 7], startTime: "01:00", endTime: "02:00" },
       quota: { activeTimeSeconds: 360_000 },
     });

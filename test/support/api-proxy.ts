@@ -100,7 +100,7 @@ interface Armed {
 }
 
 /** Starts the proxy for the API server of `target` (the admin kubeconfig: its server URL and CA). */
-export async function startApiProxy(target: KubeConfig): Promise<ApiProxy> {
+export async function startApiProxy(target: KubeConfig, options: { port?: number } = {}): Promise<ApiProxy> {
   const cluster = target.getCurrentCluster();
   if (!cluster) throw new Error("the kubeconfig has no current cluster");
   const upstream = new URL(cluster.server);
@@ -234,7 +234,7 @@ export async function startApiProxy(target: KubeConfig): Promise<ApiProxy> {
       armed.hit(held);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
 
   return {

@@ -78,15 +78,26 @@ export class OperatorProcess {
 
   /** Starts the operator and waits until /readyz says its caches have synced. */
   static async start(options: OperatorProcessOptions): Promise<OperatorProcess> {
-    const proc = new OperatorProcess(options, await freePort());
-    const deadline = Date.now() + 60_000;
+    const proc = await OperatorProcess.spawn(options);
+    await proc.waitReady();
+    return proc;
+  }
+
+  /** Starts the operator without waiting for anything. */
+  static async spawn(options: OperatorProcessOptions): Promise<OperatorProcess> {
+    return new OperatorProcess(options, await freePort());
+  }
+
+  /** Waits until /readyz answers 200; kills the process and throws with its last lines if it does not. */
+  async waitReady(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
-      if (await proc.ready()) return proc;
-      if (!proc.running || Date.now() > deadline) {
-        const why = proc.running ? "within 60 s" : "and exited";
-        await proc.kill();
+      if (await this.ready()) return;
+      if (!this.running || Date.now() > deadline) {
+        const why = this.running ? `within ${timeoutMs / 1000} s` : "and exited";
+        await this.kill();
         throw new Error(
-          `operator ${proc.name} did not become ready ${why}:\n${proc.lines.slice(-20).join("\n")}`,
+          `operator ${this.name} did not become ready ${why}:\n${this.lines.slice(-20).join("\n")}`,
         );
       }
       await new Promise((r) => setTimeout(r, 50));

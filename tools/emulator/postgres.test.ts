@@ -122,6 +122,44 @@ describe("the Postgres behind connection URIs", () => {
     expect(await attempt(elsewhere.toString())).toBe("3D000");
   });
 
+  it("lets in only the addresses of the project's IP allow-list, with the platform proxy's words", async () => {
+    const h = await startHarness();
+    const uri = await uriFor(h, "");
+    const allow = async (allowedIps: object) => {
+      h.clock.advance(5000); // what runs on the project (a connection's wake-up) is done
+      const patched = await h.api("PATCH", P, { project: { settings: { allowed_ips: allowedIps } } });
+      expect(patched.status).toBe(200);
+      h.clock.advance(5000);
+    };
+    // A list without loopback: psql from 127.0.0.1 is refused before its password is looked at.
+    await allow({ ips: ["203.0.113.0/24", "198.51.100.7"] });
+    const refused = await connect(uri).then(
+      () => undefined,
+      (err: unknown) => err as { code?: string; message?: string },
+    );
+    expect(refused?.code).toBe("XX000");
+    expect(refused?.message).toBe(
+      "This IP address 127.0.0.1 is not allowed to connect to this endpoint. Please add it to the allowed list in the Neon console. Make sure to check for IPv4 or IPv6 addresses.",
+    );
+    expect(await attempt(withPassword(uri, "npg_wrongwrongwr"))).toBe("XX000");
+    // An address, a block or a range that holds it lets it in.
+    for (const ips of [["127.0.0.1"], ["127.0.0.0/8"], ["127.0.0.1-127.0.0.9"]]) {
+      await allow({ ips });
+      expect(await attempt(uri)).toBe("connected");
+    }
+    // For protected branches only: the unprotected main lets everyone in, until it is protected.
+    await allow({ ips: ["203.0.113.0/24"], protected_branches_only: true });
+    expect(await attempt(uri)).toBe("connected");
+    const { main } = await branchesOf(h);
+    h.clock.advance(5000);
+    expect((await h.api("PATCH", `${P}/branches/${main}`, { branch: { protected: true } })).status).toBe(200);
+    h.clock.advance(5000);
+    expect(await attempt(uri)).toBe("XX000");
+    // An empty list restricts nothing.
+    await allow({ ips: [] });
+    expect(await attempt(uri)).toBe("connected");
+  });
+
   it("a deleted endpoint's ports close with its connections", async () => {
     const h = await startHarness();
     const uri = await uriFor(h, "");

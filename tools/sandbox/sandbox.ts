@@ -95,7 +95,11 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
     await kubectl(["apply", "--server-side", "-f", join(repoRoot, "crds")]);
     await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
 
-    say("sandbox: starting the platform emulator with a demo account...");
+    // What the emulator does not honour, said before anyone relies on it (docs/emulator.md).
+    say(
+      "sandbox: starting the platform emulator with a demo account (its Postgres is PostgreSQL 18 for every " +
+        "project, whatever the project's pgVersion says; docs/emulator.md)...",
+    );
     const emulator = await startEmulator({
       port,
       seed: await loadSeedFile(join(repoRoot, "tools", "emulator", "seeds", "demo.yaml")),
@@ -155,7 +159,7 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
         `  export KUBECONFIG=${controlPlane.kubeconfig}`,
         `  alias kubectl=${k}`,
         "",
-        "  kubectl get neon -A                                   # every ComputeEndpoint, ApiKey and Branch",
+        "  kubectl get neon -A                                   # every ComputeEndpoint, ApiKey, Branch and Project",
         "  kubectl get cep -w                                    # watch endpoints become Ready",
         "  kubectl describe cep shop-dev                         # status, operations, events",
         "  kubectl get configmap shop-dev-connection -o yaml     # published connection details",

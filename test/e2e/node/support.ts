@@ -79,8 +79,40 @@ export interface Pod {
   status: {
     phase: string;
     conditions?: { type: string; status: string }[];
-    containerStatuses?: { containerID?: string; restartCount: number; ready: boolean }[];
+    containerStatuses?: {
+      containerID?: string;
+      restartCount: number;
+      ready: boolean;
+      lastState?: {
+        terminated?: { exitCode: number; reason?: string; message?: string; finishedAt?: string };
+      };
+    }[];
   };
+}
+
+/**
+ * Why a restarted pod's earlier container ended, for a failure message: its last termination
+ * (exit code, reason, message) and the log it left (`kubectl logs --previous`), which is gone once
+ * the pod is.
+ */
+export async function restartReport(kubectl: Kubectl, namespace: string, pods: Pod[]): Promise<string> {
+  const parts: string[] = [];
+  for (const pod of pods) {
+    const status = pod.status.containerStatuses?.[0];
+    if (!status || status.restartCount === 0) continue;
+    const ended = status.lastState?.terminated;
+    const previous = await kubectl(["-n", namespace, "logs", "--previous", pod.metadata.name]).catch(
+      (err: unknown) => `(no previous log: ${String(err)})`,
+    );
+    parts.push(
+      `pod ${pod.metadata.name}: ${status.restartCount} restart(s); last termination: ` +
+        (ended
+          ? `exit code ${ended.exitCode}, reason ${ended.reason ?? "-"}, message ${ended.message ?? "-"}, at ${ended.finishedAt ?? "-"}`
+          : "not recorded") +
+        `\nkubectl logs --previous ${pod.metadata.name}:\n${previous}`,
+    );
+  }
+  return parts.join("\n\n");
 }
 
 export async function operatorPods(kubectl: Kubectl, namespace: string): Promise<Pod[]> {

@@ -4,7 +4,7 @@
 // (cleartext, over loopback); then the endpoint wakes like on the platform and
 // the connection is handed to the branch's database.
 import { timingSafeEqual } from "node:crypto";
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { BlockList, connect, createServer, isIP, isIPv4, type Server, type Socket } from "node:net";
 import { currentPassword, databasesOf, rolesOf } from "../catalog.ts";
 import type { Clock } from "../clock.ts";
 import type { PostgresAddress, PostgresAddresses } from "../connection-uri.ts";
@@ -160,13 +160,16 @@ export class PostgresFront implements PostgresAddresses {
       socket.off("data", onData);
       socket.pause();
       if (message.type !== "p") return refuse("08P01", "expected a password message");
-      this.open(socket, endpointId, startup, passwordOf(message.body), buffer).catch((err: unknown) => {
-        if (err instanceof Refusal) refuse(err.code, err.message);
-        else {
-          console.error("emulator: postgres connection failed:", err);
-          refuse("XX000", "internal error");
-        }
-      });
+      const client = clientAddress(socket);
+      this.open(socket, endpointId, startup, passwordOf(message.body), buffer, client).catch(
+        (err: unknown) => {
+          if (err instanceof Refusal) refuse(err.code, err.message);
+          else {
+            console.error("emulator: postgres connection failed:", err);
+            refuse("XX000", "internal error");
+          }
+        },
+      );
     };
     socket.on("data", onData);
   }
@@ -177,8 +180,9 @@ export class PostgresFront implements PostgresAddresses {
     startup: { packet: Buffer; params: Map<string, string> },
     password: string,
     pending: Buffer,
+    client: string,
   ): Promise<void> {
-    const lease = await this.authenticate(endpointId, startup.params, password);
+    const lease = await this.authenticate(endpointId, startup.params, password, client);
     if (socket.destroyed) {
       lease.release(); // the client left while its database started
       return;
@@ -214,6 +218,7 @@ export class PostgresFront implements PostgresAddresses {
     endpointId: string,
     params: Map<string, string>,
     password: string,
+    client: string,
   ): Promise<DatabaseLease> {
     const world = this.options.world();
     const now = this.options.clock.now();
@@ -223,6 +228,16 @@ export class PostgresFront implements PostgresAddresses {
     const endpoint = world.endpoints.get(endpointId);
     const branch = endpoint === undefined ? undefined : world.branches.get(endpoint.branchId);
     if (!endpoint || !branch) throw new Refusal("08004", `endpoint ${endpointId} not found`);
+    // The project's IP allow-list, before the password is looked at, as the platform's proxy does.
+    const allowed = world.projects.get(branch.projectId)?.settings?.allowed_ips;
+    if (!ipAllowed(client, allowed, branch.protected === true)) {
+      // The proxy's words, sent as an ErrorResponse without a code of its own: SQLSTATE XX000.
+      throw new Refusal(
+        "XX000",
+        `This IP address ${client} is not allowed to connect to this endpoint. ` +
+          "Please add it to the allowed list in the Neon console. Make sure to check for IPv4 or IPv6 addresses.",
+      );
+    }
     const role = rolesOf(branch).find((r) => r.name === user);
     const expected = role === undefined ? undefined : currentPassword(world, role);
     if (expected === undefined || !samePassword(expected, password)) {
@@ -249,4 +264,37 @@ function samePassword(expected: string, given: string): boolean {
   const a = Buffer.from(expected);
   const b = Buffer.from(given);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The client's IP address, an IPv4 one as itself rather than IPv4-mapped IPv6. */
+function clientAddress(socket: Socket): string {
+  const address = socket.remoteAddress ?? "";
+  return address.startsWith("::ffff:") && isIPv4(address.slice(7)) ? address.slice(7) : address;
+}
+
+/**
+ * Whether the project's allow-list lets `address` in: no list (or an empty one) allows everyone;
+ * with `protected_branches_only` it applies to protected branches alone. Entries are addresses,
+ * CIDR blocks and ranges `a-b` (the API refused anything else).
+ */
+export function ipAllowed(
+  address: string,
+  allowed: { ips?: string[]; protected_branches_only?: boolean } | undefined,
+  protectedBranch: boolean,
+): boolean {
+  const ips = allowed?.ips ?? [];
+  if (ips.length === 0) return true;
+  if (allowed?.protected_branches_only === true && !protectedBranch) return true;
+  const family = isIP(address);
+  if (family === 0) return false;
+  const list = new BlockList();
+  for (const entry of ips) {
+    const [base = "", prefix] = entry.split("/");
+    const range = entry.split("-");
+    const type = (ip: string) => (isIPv4(ip) ? "ipv4" : "ipv6");
+    if (prefix !== undefined) list.addSubnet(base, Number(prefix), type(base));
+    else if (range.length === 2 && range[0] && range[1]) list.addRange(range[0], range[1], type(range[0]));
+    else list.addAddress(entry, type(entry));
+  }
+  return list.check(address, family === 4 ? "ipv4" : "ipv6");
 }
