@@ -103,6 +103,26 @@ describe("anonymized branches", () => {
     expect(await rowsOf(main)).toEqual(original);
   });
 
+  it("draw their values from the emulator's seed: the same seed masks alike, another differently", async () => {
+    const maskedEmails = async (randomSeed: number): Promise<string[]> => {
+      const h = await startHarness({ randomSeed });
+      await seedUsers(h);
+      const created = await h.api("POST", `${P}/branch_anonymized`, {
+        masking_rules: [rules[0]],
+        start_anonymization: true,
+      });
+      h.clock.advance(5000);
+      await anonymized(h, created.body.branch.id);
+      const db = await connectBranch(h, "demo-project", created.body.branch.id);
+      return (await db.query("select email from users order by id")).rows.map(
+        (r: { email: string }) => r.email,
+      );
+    };
+    const first = await maskedEmails(7);
+    expect(await maskedEmails(7)).toEqual(first);
+    expect(await maskedEmails(8)).not.toEqual(first);
+  });
+
   it("run changed rules at the next anonymize, over the data already masked; the states follow the document", async () => {
     const h = await startHarness();
     await seedUsers(h);
