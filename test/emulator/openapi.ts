@@ -16,13 +16,22 @@ interface OpenApiResponse {
   content?: unknown;
 }
 
+/** A schema of the document, as far as tests read its fields. */
+export interface SchemaNode {
+  required?: string[];
+  properties?: Record<string, SchemaNode & { deprecated?: boolean }>;
+}
+
 interface OpenApiDocument {
   paths: Record<string, Record<string, { responses: Record<string, OpenApiResponse> }>>;
-  components: { responses: Record<string, OpenApiResponse> };
+  components: { responses: Record<string, OpenApiResponse>; schemas: Record<string, SchemaNode> };
 }
 
 const text = readFileSync(documentPath, "utf8");
 const document = parse(text) as OpenApiDocument;
+
+/** The document's schemas (`components.schemas`), by name. */
+export const documentSchemas = document.components.schemas;
 
 /**
  * The document as it will be once deprecated fields are gone: every property marked

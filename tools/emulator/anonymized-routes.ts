@@ -1,22 +1,17 @@
 // The platform API's routes for anonymized branches: create one, read and replace its masking
 // rules, start a run, read its state.
-import { createdBranch, param, type ApiContext, type ApiRoute } from "./api-routes.ts";
+import { branchOf, createdBranch, param, type ApiRoute } from "./api-routes.ts";
 import {
   anonymizationOf,
   createAnonymizedBranch,
   startAnonymization,
   updateMaskingRules,
 } from "./anonymized.ts";
-import { findBranch } from "./branches.ts";
 import { findProject } from "./endpoints.ts";
-import type { BranchRecord } from "./model.ts";
 import { createAnonymizedBranchBody, parseInput, updateMaskingRulesBody } from "./requests.ts";
 import { anonymizedStatusView } from "./views.ts";
 
 const B = "/projects/:project_id/branches/:branch_id";
-
-const branchOf = (ctx: ApiContext): BranchRecord =>
-  findBranch(ctx.world, param(ctx, "project_id"), param(ctx, "branch_id"));
 
 export const anonymizedRoutes: ApiRoute[] = [
   {

@@ -2,26 +2,12 @@
 // every row and keep their format, the other columns and the row count stay; changed rules run at
 // the next `anonymize`; a rule naming an unknown function or a missing column is refused naming
 // it; the states are the document's; restoring the branch or deleting its compute is refused.
-import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import type pg from "pg";
+import { describe, expect, it } from "vitest";
 import { branchesOf, startHarness, type Harness } from "../../test/emulator/harness.ts";
+import { connectBranch } from "../../test/emulator/postgres.ts";
 
 const P = "/projects/demo-project";
-const clients: pg.Client[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.end().catch(() => undefined)));
-});
-
-async function connect(h: Harness, branchId?: string): Promise<pg.Client> {
-  const branch = branchId === undefined ? "" : `&branch_id=${branchId}`;
-  const res = await h.api("GET", `${P}/connection_uri?database_name=neondb&role_name=neondb_owner${branch}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const client = new pg.Client({ connectionString: res.body.uri as string });
-  client.on("error", () => undefined);
-  clients.push(client);
-  await client.connect();
-  return client;
-}
 
 const rule = (column: string, masking: { masking_function?: string; masking_value?: string }) => ({
   database_name: "neondb",
@@ -43,7 +29,7 @@ const rules = [
 
 /** A users table on main, with a table that refers to it. */
 async function seedUsers(h: Harness): Promise<pg.Client> {
-  const main = await connect(h);
+  const main = await connectBranch(h, "demo-project");
   await main.query(`
     create table users (id serial primary key, email text not null, backup_email text, first_name text,
                         last_name text, phone text, age int, city text, note text);
@@ -96,7 +82,7 @@ describe("anonymized branches", () => {
     expect(done.status_message).toContain("1 tables, 7 masking rules");
 
     const original = await rowsOf(main);
-    const masked = await rowsOf(await connect(h, branch.id));
+    const masked = await rowsOf(await connectBranch(h, "demo-project", branch.id));
     expect(masked).toHaveLength(original.length);
     masked.forEach((row, i) => {
       const before = original[i]!;
@@ -117,6 +103,26 @@ describe("anonymized branches", () => {
     expect(await rowsOf(main)).toEqual(original);
   });
 
+  it("draw their values from the emulator's seed: the same seed masks alike, another differently", async () => {
+    const maskedEmails = async (randomSeed: number): Promise<string[]> => {
+      const h = await startHarness({ randomSeed });
+      await seedUsers(h);
+      const created = await h.api("POST", `${P}/branch_anonymized`, {
+        masking_rules: [rules[0]],
+        start_anonymization: true,
+      });
+      h.clock.advance(5000);
+      await anonymized(h, created.body.branch.id);
+      const db = await connectBranch(h, "demo-project", created.body.branch.id);
+      return (await db.query("select email from users order by id")).rows.map(
+        (r: { email: string }) => r.email,
+      );
+    };
+    const first = await maskedEmails(7);
+    expect(await maskedEmails(7)).toEqual(first);
+    expect(await maskedEmails(8)).not.toEqual(first);
+  });
+
   it("run changed rules at the next anonymize, over the data already masked; the states follow the document", async () => {
     const h = await startHarness();
     await seedUsers(h);
@@ -130,7 +136,7 @@ describe("anonymized branches", () => {
     expect(started.status).toBe(200);
     expect(started.body.state).toBe("anonymizing");
     await anonymized(h, id);
-    const db = await connect(h, id);
+    const db = await connectBranch(h, "demo-project", id);
     expect((await db.query("select distinct city from users")).rows).toEqual([{ city: "CONFIDENTIAL" }]);
 
     const patched = await h.api("PATCH", `${P}/branches/${id}/masking_rules`, {
@@ -145,7 +151,7 @@ describe("anonymized branches", () => {
     const emails = (await db.query("select email from users order by id")).rows;
     expect((await h.api("POST", `${P}/branches/${id}/anonymize`)).status).toBe(200);
     await anonymized(h, id);
-    const again = await connect(h, id);
+    const again = await connectBranch(h, "demo-project", id);
     expect((await again.query("select distinct city from users")).rows).toEqual([{ city: "REDACTED" }]);
     const remasked = (await again.query("select email from users order by id")).rows;
     remasked.forEach((row, i) => expect(row.email).not.toBe(emails[i]!.email));

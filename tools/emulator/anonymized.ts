@@ -195,8 +195,8 @@ function run(
   anonymization.lastRun = { startedAt: at, ...(triggeredBy === undefined ? {} : { triggeredBy }) };
   for (const endpoint of world.endpointsOfBranch(branch.id)) world.data?.configApplied(endpoint.id);
   world.changed();
-  // Each run draws its own values, the same for the same emulator seed, branch and run.
-  const random = seededRandom(world.randomSeed ^ hashOf(`${branch.id}/${anonymization.runs}`));
+  // Each run draws its own values: the same emulator seed and runs give the same values.
+  const random = seededRandom(world.maskingSeeds());
   const masking = world.data ? world.data.mask(branch, anonymization.rules, random) : Promise.resolve(0);
   const runs = anonymization.runs;
   masking.then(
@@ -223,14 +223,4 @@ function run(
       world.changed();
     },
   );
-}
-
-/** A 32-bit FNV-1a hash, to derive a run's seed. */
-function hashOf(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
 }

@@ -168,6 +168,10 @@ export class EndpointViews {
 
 export const param = (ctx: ApiContext, name: string): string => ctx.params[name] ?? "";
 
+/** The branch a `/projects/:project_id/branches/:branch_id/...` route names (404 when it has none). */
+export const branchOf = (ctx: ApiContext): BranchRecord =>
+  findBranch(ctx.world, param(ctx, "project_id"), param(ctx, "branch_id"));
+
 function endpointChange(
   ctx: ApiContext,
   status: number,

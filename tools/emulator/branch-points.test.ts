@@ -2,26 +2,12 @@
 // a timestamp or an LSN holds are exactly those written before that point; a schema-only branch has
 // the tables, indexes, constraints and sequences and no row; a point outside the restore window is
 // refused naming the field.
-import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import type pg from "pg";
+import { describe, expect, it } from "vitest";
 import { branchesOf, startHarness, type Harness, type Reply } from "../../test/emulator/harness.ts";
+import { connectBranch, itemNames as names, momentBetween } from "../../test/emulator/postgres.ts";
 
 const P = "/projects/demo-project";
-const clients: pg.Client[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.end().catch(() => undefined)));
-});
-
-async function connect(h: Harness, branchId?: string): Promise<pg.Client> {
-  const query = `database_name=neondb&role_name=neondb_owner${branchId === undefined ? "" : `&branch_id=${branchId}`}`;
-  const res = await h.api("GET", `${P}/connection_uri?${query}`);
-  expect(res.status).toBe(200);
-  const client = new pg.Client({ connectionString: res.body.uri as string });
-  client.on("error", () => undefined);
-  clients.push(client);
-  await client.connect();
-  return client;
-}
 
 /** A branch of main with a read-write endpoint, created and started. */
 async function branch(
@@ -37,37 +23,33 @@ async function branch(
   return { id: created.body.branch.id as string, body: created.body };
 }
 
-const names = async (client: pg.Client, table = "items"): Promise<string[]> =>
-  (await client.query(`select name from ${table} order by id`)).rows.map((r: { name: string }) => r.name);
-
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 describe("branches from a point in the past", () => {
   it("a branch from a timestamp or an LSN has exactly the rows written before it", async () => {
     const h = await startHarness();
-    const main = await connect(h);
-    await main.query("create table items (id serial primary key, name text not null unique)");
-    await main.query("insert into items (name) values ('first'), ('second')");
-    h.clock.advance(10_000);
-    const between = h.clock.now();
-    h.clock.advance(10_000);
-    await main.query("insert into items (name) values ('after')");
-    await main.query("delete from items where name = 'first'");
+    const main = await connectBranch(h, "demo-project");
+    const between = await momentBetween(
+      h,
+      main,
+      "create table items (id serial primary key, name text not null unique); insert into items (name) values ('first'), ('second')",
+      "insert into items (name) values ('after'); delete from items where name = 'first'",
+    );
     h.clock.advance(1000);
 
     const byTime = await branch(h, { name: "by-time", parent_timestamp: iso(between) });
     expect(byTime.body.branch).toMatchObject({ parent_timestamp: iso(between).replace(/\.\d+Z$/, "Z") });
     const lsn = byTime.body.branch.parent_lsn as string;
     expect(lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
-    expect(await names(await connect(h, byTime.id))).toEqual(["first", "second"]);
+    expect(await names(await connectBranch(h, "demo-project", byTime.id))).toEqual(["first", "second"]);
 
     const byLsn = await branch(h, { name: "by-lsn", parent_lsn: lsn });
     expect(byLsn.body.branch.parent_lsn).toBe(lsn);
-    expect(await names(await connect(h, byLsn.id))).toEqual(["first", "second"]);
+    expect(await names(await connectBranch(h, "demo-project", byLsn.id))).toEqual(["first", "second"]);
 
     // From now: every change so far, and a later LSN than the earlier point.
     const now = await branch(h, { name: "from-now" });
-    expect(await names(await connect(h, now.id))).toEqual(["second", "after"]);
+    expect(await names(await connectBranch(h, "demo-project", now.id))).toEqual(["second", "after"]);
     expect(now.body.branch.parent_lsn).not.toBe(lsn);
 
     // The parent goes on as it was.
@@ -76,41 +58,39 @@ describe("branches from a point in the past", () => {
 
   it("the history reaches across the database stopping when idle and starting again", async () => {
     const h = await startHarness({ postgres: { idleMs: 20 } });
-    const first = await connect(h);
-    await first.query(
+    const first = await connectBranch(h, "demo-project");
+    const inFirstRun = await momentBetween(
+      h,
+      first,
       "create table items (id serial primary key, name text); insert into items (name) values ('run 1')",
+      "insert into items (name) values ('run 1, later')",
     );
-    h.clock.advance(10_000);
-    const inFirstRun = h.clock.now();
-    h.clock.advance(10_000);
-    await first.query("insert into items (name) values ('run 1, later')");
     await first.end();
     await expect.poll(async () => (await h.admin("GET", "/stats")).body.postgres.databases_running).toBe(0);
     h.clock.advance(10_000);
     const betweenRuns = h.clock.now();
     h.clock.advance(10_000);
-    const second = await connect(h);
+    const second = await connectBranch(h, "demo-project");
     await second.query("insert into items (name) values ('run 2')");
     h.clock.advance(1000);
 
     const early = await branch(h, { name: "early", parent_timestamp: iso(inFirstRun) });
-    expect(await names(await connect(h, early.id))).toEqual(["run 1"]);
+    expect(await names(await connectBranch(h, "demo-project", early.id))).toEqual(["run 1"]);
     const middle = await branch(h, { name: "middle", parent_timestamp: iso(betweenRuns) });
-    expect(await names(await connect(h, middle.id))).toEqual(["run 1", "run 1, later"]);
+    expect(await names(await connectBranch(h, "demo-project", middle.id))).toEqual(["run 1", "run 1, later"]);
     expect(await names(second)).toEqual(["run 1", "run 1, later", "run 2"]);
   });
 
   it("a root branch restored to its own past holds the rows of then; its old state is kept under a name", async () => {
     const h = await startHarness();
     const { main } = await branchesOf(h);
-    const db = await connect(h);
-    await db.query(
+    const db = await connectBranch(h, "demo-project");
+    const point = await momentBetween(
+      h,
+      db,
       "create table items (id serial primary key, name text); insert into items (name) values ('kept')",
+      "insert into items (name) values ('mistake')",
     );
-    h.clock.advance(10_000);
-    const point = h.clock.now();
-    h.clock.advance(10_000);
-    await db.query("insert into items (name) values ('mistake')");
     h.clock.advance(1000);
 
     const unnamed = await h.api("POST", `${P}/branches/${main}/restore`, {
@@ -125,14 +105,17 @@ describe("branches from a point in the past", () => {
     });
     expect(restored.status, JSON.stringify(restored.body)).toBe(200);
     h.clock.advance(10_000);
-    expect(await names(await connect(h))).toEqual(["kept"]);
+    expect(await names(await connectBranch(h, "demo-project"))).toEqual(["kept"]);
     const { "main-before-restore": preserved } = await branchesOf(h);
     const copy = await h.api("POST", `${P}/branches`, {
       branch: { parent_id: preserved },
       endpoints: [{ type: "read_write" }],
     });
     h.clock.advance(5000);
-    expect(await names(await connect(h, copy.body.branch.id))).toEqual(["kept", "mistake"]);
+    expect(await names(await connectBranch(h, "demo-project", copy.body.branch.id))).toEqual([
+      "kept",
+      "mistake",
+    ]);
   });
 
   it("a point before the restore window, before the parent existed, or in the future is refused naming the field", async () => {
@@ -181,7 +164,7 @@ describe("branches from a point in the past", () => {
 describe("schema-only branches", () => {
   it("have the parent's tables, indexes, constraints and sequences, and no row", async () => {
     const h = await startHarness();
-    const main = await connect(h);
+    const main = await connectBranch(h, "demo-project");
     await main.query(`
       create table customers (id serial primary key, email text not null unique);
       create table orders (id bigserial primary key, customer_id int not null references customers (id),
@@ -195,7 +178,7 @@ describe("schema-only branches", () => {
     const copy = await branch(h, { name: "schema", init_source: "schema-only" });
     expect(copy.body.branch.init_source).toBe("schema-only");
     expect(copy.body.branch.parent_id).toBeUndefined();
-    const schema = await connect(h, copy.id);
+    const schema = await connectBranch(h, "demo-project", copy.id);
 
     const shape = async (client: pg.Client) => ({
       tables: (

@@ -1,10 +1,9 @@
 // The platform API's routes for a branch's Postgres catalog (roles and
 // databases), its restore, and the project's connection URIs.
-import { branchChange, param, type ApiContext, type ApiRoute } from "./api-routes.ts";
+import { branchChange, branchOf, param, type ApiContext, type ApiRoute } from "./api-routes.ts";
 import { databasesOf, findDatabase, findRole, rolesOf } from "./catalog.ts";
 import { connectionUri } from "./connection-uri.ts";
 import { createDatabase, deleteDatabase, updateDatabase, type DatabaseChange } from "./databases.ts";
-import { findBranch } from "./branches.ts";
 import { findProject } from "./endpoints.ts";
 import type { BranchRecord } from "./model.ts";
 import {
@@ -20,9 +19,6 @@ import { createRole, deleteRole, resetPassword, revealPassword, type RoleChange 
 import { databaseView, operationView, roleView } from "./views.ts";
 
 const B = "/projects/:project_id/branches/:branch_id";
-
-const branchOf = (ctx: ApiContext): BranchRecord =>
-  findBranch(ctx.world, param(ctx, "project_id"), param(ctx, "branch_id"));
 
 function roleChange(ctx: ApiContext, status: number, branch: BranchRecord, change: RoleChange) {
   return {

@@ -1,10 +1,9 @@
 // The platform API's routes for snapshots (take, list, rename, delete, restore, finalize a
 // restore) and for a branch's backup schedule.
-import { param, type ApiContext, type ApiRoute } from "./api-routes.ts";
+import { branchOf, param, type ApiContext, type ApiRoute } from "./api-routes.ts";
 import { backupScheduleOf, setBackupSchedule } from "./backup-schedules.ts";
-import { findBranch } from "./branches.ts";
 import { findProject } from "./endpoints.ts";
-import type { BranchRecord, SnapshotRecord } from "./model.ts";
+import type { SnapshotRecord } from "./model.ts";
 import {
   backupScheduleBody,
   createSnapshotQuery,
@@ -27,9 +26,6 @@ import { branchView, endpointView, operationView, snapshotView } from "./views.t
 
 const B = "/projects/:project_id/branches/:branch_id";
 const S = "/projects/:project_id/snapshots/:snapshot_id";
-
-const branchOf = (ctx: ApiContext): BranchRecord =>
-  findBranch(ctx.world, param(ctx, "project_id"), param(ctx, "branch_id"));
 const snapshotOf = (ctx: ApiContext): SnapshotRecord =>
   findSnapshot(ctx.world, findProject(ctx.world, param(ctx, "project_id")).id, param(ctx, "snapshot_id"));
 

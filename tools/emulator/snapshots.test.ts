@@ -2,29 +2,11 @@
 // was taken with, never what was written after; finalizing puts it in the replaced branch's place
 // (name, computes, default flag) and keeps that one as "<name> (old)"; snapshots are listed,
 // renamed, expire and are deleted; schedules are kept as sent, and refused as the document says.
-import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
-import { branchesOf, startHarness, type Harness } from "../../test/emulator/harness.ts";
+import { describe, expect, it } from "vitest";
+import { branchesOf, startHarness } from "../../test/emulator/harness.ts";
+import { connectBranch, itemNames as names, momentBetween } from "../../test/emulator/postgres.ts";
 
 const P = "/projects/demo-project";
-const clients: pg.Client[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.end().catch(() => undefined)));
-});
-
-async function connect(h: Harness, branchId?: string): Promise<pg.Client> {
-  const branch = branchId === undefined ? "" : `&branch_id=${branchId}`;
-  const res = await h.api("GET", `${P}/connection_uri?database_name=neondb&role_name=neondb_owner${branch}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const client = new pg.Client({ connectionString: res.body.uri as string });
-  client.on("error", () => undefined);
-  clients.push(client);
-  await client.connect();
-  return client;
-}
-
-const names = async (client: pg.Client): Promise<string[]> =>
-  (await client.query("select name from items order by id")).rows.map((r: { name: string }) => r.name);
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -32,7 +14,7 @@ describe("snapshots", () => {
   it("a restored snapshot holds its data, not what was written after; finalizing puts it in the branch's place", async () => {
     const h = await startHarness();
     const { main } = await branchesOf(h);
-    const db = await connect(h);
+    const db = await connectBranch(h, "demo-project");
     await db.query(
       "create table items (id serial primary key, name text); insert into items (name) values ('kept')",
     );
@@ -71,7 +53,7 @@ describe("snapshots", () => {
     });
     expect(endpoint.status).toBe(201);
     h.clock.advance(5000);
-    expect(await names(await connect(h, preview))).toEqual(["kept"]);
+    expect(await names(await connectBranch(h, "demo-project", preview))).toEqual(["kept"]);
     expect(await names(db)).toEqual(["kept", "written after"]);
 
     // A second restore, finalized at once: main's compute moves to it and it becomes main.
@@ -94,7 +76,7 @@ describe("snapshots", () => {
     ]);
     h.clock.advance(10_000);
     // The connection URI of the default branch now reaches the snapshot's data.
-    expect(await names(await connect(h))).toEqual(["kept"]);
+    expect(await names(await connectBranch(h, "demo-project"))).toEqual(["kept"]);
     const old = (await h.api("GET", `${P}/branches/${main}`)).body.branch;
     expect(old).toMatchObject({ name: "main (old)", default: false });
   });
@@ -131,14 +113,13 @@ describe("snapshots", () => {
   it("is taken at a timestamp within the restore window; a child branch, a point outside it and a second name are refused", async () => {
     const h = await startHarness();
     const { main, dev } = await branchesOf(h);
-    const db = await connect(h);
-    await db.query(
+    const db = await connectBranch(h, "demo-project");
+    const point = await momentBetween(
+      h,
+      db,
       "create table items (id serial primary key, name text); insert into items (name) values ('early')",
+      "insert into items (name) values ('late')",
     );
-    h.clock.advance(10_000);
-    const point = h.clock.now();
-    h.clock.advance(10_000);
-    await db.query("insert into items (name) values ('late')");
 
     const past = await h.api(
       "POST",
@@ -156,7 +137,7 @@ describe("snapshots", () => {
       endpoint: { branch_id: restored.body.branch.id, type: "read_write" },
     });
     h.clock.advance(5000);
-    expect(await names(await connect(h, restored.body.branch.id))).toEqual(["early"]);
+    expect(await names(await connectBranch(h, "demo-project", restored.body.branch.id))).toEqual(["early"]);
 
     const child = await h.api("POST", `${P}/branches/${dev}/snapshot`);
     expect(child.status).toBe(400);

@@ -27,6 +27,7 @@ import { deleteSnapshot } from "./snapshots.ts";
 import { OperationDurations, type DurationSettings } from "./durations.ts";
 import { PlatformError } from "./errors.ts";
 import { OperationLocks, type LockScope } from "./locks.ts";
+import { seededRandom } from "./random.ts";
 import { Timeline, type WorldEvent } from "./timeline.ts";
 
 export interface WorldOptions extends DurationSettings {
@@ -163,7 +164,8 @@ export class World {
   private readonly operationFault: (operation: OperationRecord) => OperationFaultPlan | undefined;
   readonly operationsListLagMs: number;
   readonly data: BranchDataEvents | undefined;
-  readonly randomSeed: number;
+  /** Each masking run's seed, drawn in turn from the emulator's: the same runs mask alike. */
+  readonly maskingSeeds: () => number;
   /** Operations created since start, retained or not. */
   operationsCreated = 0;
   /** Bumped on every change of what endpoints show, so their serialised views can be cached. */
@@ -178,7 +180,9 @@ export class World {
     this.operationsListLagMs = options.operationsListLagMs ?? 0;
     this.locks = new OperationLocks(options.lockScope ?? "project");
     this.data = options.data;
-    this.randomSeed = options.randomSeed ?? 0;
+    // A stream of its own, so masking never shifts the durations or fault rolls drawn.
+    const seeds = seededRandom((options.randomSeed ?? 0) ^ 0x5bd1e995);
+    this.maskingSeeds = () => Math.floor(seeds() * 2 ** 32);
   }
 
   /** Starts the periodic check_availability operations (if enabled), the first one at `at`. */

@@ -72,6 +72,12 @@ const generator = (make: (context: MaskingContext) => Value): MaskingFunction =>
   apply: (_args, context) => make(context),
 });
 
+/** A random integer from the first argument to the second, both included. */
+const integerBetween = (name: string): MaskingFunction => ({
+  arity: [2, 2],
+  apply: ([low, high], { random }) => between(number(low ?? null, name), number(high ?? null, name), random),
+});
+
 /** `'2 days'`, `'1 hour'`, `'3 months'` as milliseconds (months and years approximate). */
 function intervalMs(value: Value): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(second|minute|hour|day|week|month|year)s?\s*$/i.exec(text(value));
@@ -132,30 +138,8 @@ export const maskingFunctions: ReadonlyMap<string, MaskingFunction> = new Map<st
       },
     },
   ],
-  [
-    "anon.random_int_between",
-    {
-      arity: [2, 2],
-      apply: ([low, high], { random }) =>
-        between(
-          number(low ?? null, "random_int_between"),
-          number(high ?? null, "random_int_between"),
-          random,
-        ),
-    },
-  ],
-  [
-    "anon.random_bigint_between",
-    {
-      arity: [2, 2],
-      apply: ([low, high], { random }) =>
-        between(
-          number(low ?? null, "random_bigint_between"),
-          number(high ?? null, "random_bigint_between"),
-          random,
-        ),
-    },
-  ],
+  ["anon.random_int_between", integerBetween("random_int_between")],
+  ["anon.random_bigint_between", integerBetween("random_bigint_between")],
   [
     "anon.random_date",
     generator(({ random }) =>

@@ -1,36 +1,33 @@
-// The platform client's data routes for a branch's past: a branch from a timestamp or an LSN or
-// from the schema alone, snapshots (take, list, rename, restore, finalize, delete) and backup
-// schedules, over real HTTP against the emulator and its Postgres.
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+// The platform client's data routes over real HTTP against the emulator and its Postgres: a
+// branch from a timestamp, an LSN or the schema alone; anonymized branches (rules, runs, state);
+// snapshots (take, list, rename, restore, finalize, delete) and backup schedules.
 import { setTimeout as sleep } from "node:timers/promises";
-import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPlatform, type TestPlatform } from "../../test/support/platform/platform.ts";
+import { connectBranch } from "../../test/support/platform/postgres.ts";
+import { documentSchemas } from "../../test/emulator/openapi.ts";
 import { branchBody } from "./branch-schemas.ts";
 import type { PlatformClient } from "./client.ts";
-import { BadRequestError, UnprocessableError } from "./errors.ts";
+import type { MaskingRule } from "./anonymized-schemas.ts";
+import { BadRequestError, NotFoundError, UnprocessableError } from "./errors.ts";
 import type { Operation } from "./schemas.ts";
 import { backupScheduleBody, snapshotPatchBody, snapshotRestoreBody } from "./snapshot-schemas.ts";
 
-interface SchemaNode {
-  required?: string[];
-  properties?: Record<string, SchemaNode>;
-}
+const schemas = documentSchemas;
 
-const require = createRequire(import.meta.url);
-const document = parse(
-  readFileSync(require.resolve("@neondatabase/api-client/public-v2-for-users.gen.yaml"), "utf8"),
-) as { components: { schemas: Record<string, SchemaNode> } };
-const schemas = document.components.schemas;
-
-const clients: pg.Client[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.end().catch(() => undefined)));
+const rule = (
+  column: string,
+  masking: Pick<MaskingRule, "maskingFunction" | "maskingValue">,
+): MaskingRule => ({
+  databaseName: "neondb",
+  schemaName: "public",
+  tableName: "people",
+  columnName: column,
+  ...masking,
 });
 
-describe("the platform client's branch points, snapshots and backup schedules", () => {
+describe("the platform client's branch points, anonymized branches, snapshots and backup schedules", () => {
   let platform: TestPlatform;
   let client: PlatformClient;
   let main: string;
@@ -51,19 +48,6 @@ describe("the platform client's branch points, snapshots and backup schedules", 
       timeoutMs: 5_000,
     });
     expect(outcome.state).toBe("finished");
-  };
-
-  const connect = async (branchId: string): Promise<pg.Client> => {
-    const uri = await client.connectionUri("shop", {
-      branchId,
-      databaseName: "neondb",
-      roleName: "neondb_owner",
-    });
-    const db = new pg.Client({ connectionString: uri });
-    db.on("error", () => undefined);
-    clients.push(db);
-    await db.connect();
-    return db;
   };
 
   const names = async (db: pg.Client): Promise<string[]> =>
@@ -90,8 +74,61 @@ describe("the platform client's branch points, snapshots and backup schedules", 
     ).toEqual(["finalize_restore", "name", "target_branch_id"]);
   });
 
+  const masked = async (branchId: string) =>
+    expect
+      .poll(async () => (await client.anonymizedStatus("shop", branchId)).state, { timeout: 20_000 })
+      .toBe("anonymized");
+
+  it("creates a masked branch, runs changed rules again, and refuses a rule naming a missing column", async () => {
+    const db = await connectBranch(client, "shop", main);
+    await db.query(`create table people (id serial primary key, email text, city text);
+      insert into people (email, city) values ('ann@corp.test', 'Oslo'), ('bob@corp.test', 'Lima');`);
+
+    const created = await client.createAnonymizedBranch(
+      "shop",
+      {
+        branch: { parentId: main, name: "masked" },
+        maskingRules: [rule("email", { maskingFunction: "anon.fake_email()" })],
+        startAnonymization: true,
+      },
+      { ticket: "test/masked" },
+    );
+    const id = created.branch.id;
+    expect(created.branch.restrictedActions?.map((a) => a.name)).toEqual(["restore", "delete-rw-endpoint"]);
+    expect(created.endpoints.map((e) => e.type)).toEqual(["read_write"]);
+    await client.waitForOperations("shop", created.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+    await masked(id);
+    const rows = (
+      await (await connectBranch(client, "shop", id)).query("select email, city from people order by id")
+    ).rows;
+    expect(rows.map((r: { city: string }) => r.city)).toEqual(["Oslo", "Lima"]);
+    for (const row of rows) expect(row.email).toMatch(/^[^@\s]+@[^@\s]+\.[a-z]+$/);
+    expect(rows.map((r: { email: string }) => r.email)).not.toContain("ann@corp.test");
+
+    const rules = [
+      rule("email", { maskingFunction: "anon.fake_email()" }),
+      rule("city", { maskingValue: "'HIDDEN'" }),
+    ];
+    expect(await client.updateMaskingRules("shop", id, rules)).toEqual(rules);
+    expect(await client.getMaskingRules("shop", id)).toEqual(rules);
+    const started = await client.anonymize("shop", id);
+    expect(started.state).toBe("anonymizing");
+    await masked(id);
+    const again = (await (await connectBranch(client, "shop", id)).query("select distinct city from people"))
+      .rows;
+    expect(again).toEqual([{ city: "HIDDEN" }]);
+    expect((await client.anonymizedStatus("shop", id)).lastRun?.maskedColumns).toBe(2);
+
+    const bad = client.updateMaskingRules("shop", id, [
+      rule("phone", { maskingFunction: "anon.fake_email()" }),
+    ]);
+    await expect(bad).rejects.toBeInstanceOf(BadRequestError);
+    await expect(bad).rejects.toThrow("column public.people.phone does not exist");
+    await expect(client.anonymizedStatus("shop", "br-dev")).rejects.toBeInstanceOf(NotFoundError);
+  });
+
   it("creates branches from a timestamp, an LSN and the schema alone, each with the data of its point", async () => {
-    const db = await connect(main);
+    const db = await connectBranch(client, "shop", main);
     await db.query(
       "create table items (id serial primary key, name text); insert into items (name) values ('early')",
     );
@@ -108,7 +145,7 @@ describe("the platform client's branch points, snapshots and backup schedules", 
     });
     expect(byTime.branch.parentLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
     await settle(byTime.operations);
-    expect(await names(await connect(byTime.branch.id))).toEqual(["early"]);
+    expect(await names(await connectBranch(client, "shop", byTime.branch.id))).toEqual(["early"]);
 
     const byLsn = await client.createBranch("shop", {
       parentId: main,
@@ -117,7 +154,7 @@ describe("the platform client's branch points, snapshots and backup schedules", 
       endpoints: [{ type: "read_write" }],
     });
     await settle(byLsn.operations);
-    expect(await names(await connect(byLsn.branch.id))).toEqual(["early"]);
+    expect(await names(await connectBranch(client, "shop", byLsn.branch.id))).toEqual(["early"]);
 
     const schema = await client.createBranch("shop", {
       parentId: main,
@@ -127,7 +164,7 @@ describe("the platform client's branch points, snapshots and backup schedules", 
     });
     expect(schema.branch).toMatchObject({ initSource: "schema-only", parentId: undefined });
     await settle(schema.operations);
-    expect(await names(await connect(schema.branch.id))).toEqual([]);
+    expect(await names(await connectBranch(client, "shop", schema.branch.id))).toEqual([]);
 
     const refused = client.createBranch("shop", { parentId: main, parentTimestamp: "2000-01-01T00:00:00Z" });
     await expect(refused).rejects.toBeInstanceOf(BadRequestError);
@@ -135,7 +172,7 @@ describe("the platform client's branch points, snapshots and backup schedules", 
   });
 
   it("takes, lists, renames, restores, finalizes and deletes snapshots", async () => {
-    const db = await connect(main);
+    const db = await connectBranch(client, "shop", main);
     await db.query("create table if not exists items (id serial primary key, name text)");
     await db.query("delete from items; insert into items (name) values ('in the snapshot')");
     const taken = await client.createSnapshot("shop", main, { name: "before" }, { ticket: "test/snap" });
@@ -166,7 +203,7 @@ describe("the platform client's branch points, snapshots and backup schedules", 
       default: false,
     });
     // main's endpoint now serves the snapshot's rows.
-    expect(await names(await connect(restored.branch.id))).toEqual(["in the snapshot"]);
+    expect(await names(await connectBranch(client, "shop", restored.branch.id))).toEqual(["in the snapshot"]);
     await expect(client.finalizeRestore("shop", restored.branch.id)).rejects.toBeInstanceOf(
       UnprocessableError,
     );
