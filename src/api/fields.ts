@@ -49,8 +49,11 @@ export function boundedDuration(field: string, min: string, max?: string) {
       message: `${field} must be at most ${max}`,
     });
   }
+  // A bound on the length keeps the rules' estimated cost within the API server's budget where the
+  // field sits in a list (a backup schedule's retention).
   return z
     .string()
+    .max(32)
     .regex(durationPattern)
     .meta(cel(...rules));
 }

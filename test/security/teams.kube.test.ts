@@ -21,6 +21,7 @@ interface Resource {
   status?: {
     endpointId?: string;
     branchId?: string;
+    snapshotId?: string;
     conditions?: { type: string; status: string; reason: string; message: string }[];
   };
 }
@@ -392,6 +393,29 @@ describe("held means held, for reading too: another team's objects are used only
     await teamB.kubectl(["delete", "computeendpoint", "replica", "--timeout=60s"]);
     await teamB.kubectl(["delete", "branch", "copy", "--timeout=60s"]);
     await share("branch", "staging", null);
+  });
+
+  it("a branch restored from team-a's snapshot is refused without consent, nothing sent; with it it is made", async () => {
+    const main = (await platform.listBranches("proj-alpha")).find((b) => b.default)?.id ?? "";
+    await teamA.apply({
+      apiVersion: "neoncloud.dev/v1alpha1",
+      kind: "Snapshot",
+      metadata: { name: "nightly" },
+      spec: { projectId: "proj-alpha", branchId: main, ttl: "24h" },
+    });
+    const { snapshotId } = (await until(teamA, "snapshot", "nightly", "True")).status ?? {};
+    const before = emulator.requestLog.latest().length;
+    await teamB.apply(branch("restored", { parent: { snapshotId } }));
+    const refused = await until(teamB, "branch", "restored", "False", "NotShared");
+    expect(ready(refused)?.message).not.toContain(teamA.namespace);
+    expect(mutationsSince(before)).toEqual([]);
+
+    await share("snapshot", "nightly", [{ namespace: teamB.namespace, uses: ["Derive"] }]);
+    const restored = await until(teamB, "branch", "restored", "True");
+    expect(restored.status?.branchId).toBeDefined();
+    await teamB.kubectl(["delete", "branch", "restored", "--timeout=60s"]);
+    await teamA.kubectl(["delete", "snapshot", "nightly", "--timeout=60s"]);
+    expect((await platform.listSnapshots("proj-alpha")).map((s) => s.id)).not.toContain(snapshotId);
   });
 
   it("a second read-write endpoint on a shared branch is refused in words that name no other namespace", async () => {
