@@ -114,7 +114,10 @@ describe("several accounts", () => {
     );
     const mine = (await h.api("GET", "/api_keys")).body.map((k: { name: string }) => k.name);
     expect(mine).toEqual(["bootstrap"]);
-    const [acmeKey] = (await h.api("GET", "/api_keys", undefined, { key: orgKey })).body;
+    expect((await h.api("GET", "/api_keys", undefined, { key: orgKey })).status).toBe(403);
+    const [acmeKey] = (
+      await h.api("GET", "/organizations/org-acme-87654321/api_keys", undefined, { key: orgKey })
+    ).body;
     expect(acmeKey.name).toBe("acme-ci");
     expect((await h.api("DELETE", `/api_keys/${acmeKey.id}`)).status).toBe(404);
     expect((await h.api("GET", "/auth", undefined, { key: orgKey })).status).toBe(200); // not revoked
@@ -129,7 +132,7 @@ describe("several accounts", () => {
     }
     // The create took one: four requests of the same account, one over its budget.
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expect((await h.api("GET", "/api_keys", undefined, { key: orgKey })).status).toBe(200);
+    expect((await h.api("GET", "/projects", undefined, { key: orgKey })).status).toBe(200);
   });
 
   it("a reset brings back every account with the same ids and keys", async () => {

@@ -244,6 +244,21 @@ function refuseAnnotationChange(body: unknown): void {
   }
 }
 
+/**
+ * The personal account whose keys `/api_keys` manages. An organization's key has none: the neon
+ * CLI says organization keys "cannot create other keys", and the docs make organization keys with
+ * a personal key; listing or revoking through these routes is refused too (the stricter reading).
+ */
+function personalAccount(ctx: ApiContext): AccountRecord {
+  if (ctx.account.kind !== "user") {
+    throw new PlatformError(
+      403,
+      "permission denied: an organization API key cannot manage personal API keys; use a personal API key",
+    );
+  }
+  return ctx.account;
+}
+
 export const apiRoutes: ApiRoute[] = [
   {
     // Who the key belongs to: keys of one account share its rate budget.
@@ -283,6 +298,7 @@ export const apiRoutes: ApiRoute[] = [
     method: "POST",
     path: "/api_keys",
     handle(ctx) {
+      personalAccount(ctx);
       const { key_name } = parseInput(createApiKeyBody, ctx.body);
       const { key, value } = createApiKey(ctx.world, ctx.account.id, key_name, ctx.now);
       return { status: 200, body: apiKeyCreateView(key, value, ctx.account.id) };
@@ -293,7 +309,7 @@ export const apiRoutes: ApiRoute[] = [
     path: "/api_keys",
     handle: (ctx) => ({
       status: 200,
-      body: listApiKeys(ctx.world, ctx.account.id).map((k) => apiKeyListView(k, ctx.account)),
+      body: listApiKeys(ctx.world, personalAccount(ctx).id).map((k) => apiKeyListView(k, ctx.account)),
     }),
   },
   {
@@ -301,7 +317,10 @@ export const apiRoutes: ApiRoute[] = [
     path: "/api_keys/:key_id",
     handle: (ctx) => ({
       status: 200,
-      body: apiKeyRevokeView(revokeApiKey(ctx.world, ctx.account.id, param(ctx, "key_id")), ctx.account),
+      body: apiKeyRevokeView(
+        revokeApiKey(ctx.world, personalAccount(ctx).id, param(ctx, "key_id")),
+        ctx.account,
+      ),
     }),
   },
   {

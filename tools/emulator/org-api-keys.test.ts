@@ -188,6 +188,17 @@ describe("an organization's keys and projects", () => {
     ]);
     const byOrg = await conforming(h, "POST", K, acmeKeys, { key_name: "x" }, { key: orgKey });
     expect(byOrg.status).toBe(403);
+    // Nor personal keys: an organization has none to make, list or revoke.
+    const personal: [string, string, unknown][] = [
+      ["POST", "/api_keys", { key_name: "x" }],
+      ["GET", "/api_keys", undefined],
+      ["DELETE", `/api_keys/${list.body[0].id}`, undefined],
+    ];
+    for (const [method, path, body] of personal) {
+      const refused = await h.api(method, path, body, { key: orgKey });
+      expect(refused.status, `${method} ${path}`).toBe(403);
+      expect(refused.body.message).toContain("organization API key");
+    }
     for (const method of ["GET", "POST"]) {
       const body = method === "POST" ? { key_name: "x" } : undefined;
       const byMember = await conforming(h, method, K, acmeKeys, body, { key: maxKey });

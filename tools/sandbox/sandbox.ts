@@ -121,6 +121,18 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
       }),
     );
     await grantSamplesNamespace((args, input) => kubectl(args, input));
+    // Minting takes a person's key: the organization's key makes no keys (docs/emulator.md). The
+    // demo user's own key, in the samples' namespace, is what samples/apikey-ci.yaml mints with.
+    const [, userKey] = [...emulator.bootstrapKeys].find(([account]) => account !== "org-demo") ?? [];
+    await kubectl(
+      ["apply", "--server-side", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "demo-user-key", namespace: "default", labels: credentialsSecretLabels },
+        stringData: { apiKey: userKey ?? "" },
+      }),
+    );
 
     say("sandbox: starting the operator...");
     const logFile = join(logDir, "operator.log");
@@ -159,7 +171,7 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
         `  export KUBECONFIG=${controlPlane.kubeconfig}`,
         `  alias kubectl=${k}`,
         "",
-        "  kubectl get neon -A                                   # every ComputeEndpoint, ApiKey, Branch and Project",
+        "  kubectl get neon -A                                   # every ComputeEndpoint, ApiKey, Branch, Project, Snapshot",
         "  kubectl get cep -w                                    # watch endpoints become Ready",
         "  kubectl describe cep shop-dev                         # status, operations, events",
         "  kubectl get configmap shop-dev-connection -o yaml     # published connection details",
@@ -207,7 +219,6 @@ async function grantSamplesNamespace(
     namespaces: ["default"],
     projects: ["*"],
     createProjects: true,
-    mintApiKeys: true,
   });
   await kubectl(["apply", "-f", "-"], JSON.stringify(grant));
 }
