@@ -15,6 +15,7 @@ const userPages = [
   "docs/install.md",
   "docs/project.md",
   "docs/branch.md",
+  "docs/snapshot.md",
   "docs/connection-secrets.md",
   "docs/operations.md",
   "docs/gitops.md",
