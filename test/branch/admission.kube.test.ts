@@ -29,14 +29,17 @@ const branch = (name: string, spec: Record<string, unknown>) => apply("Branch", 
 
 describe("Branch admission", () => {
   it.each([
-    [{ parent: {} }, "parent needs exactly one of branchId, branchName or branchRef"],
+    [
+      { parent: {} },
+      "parent needs exactly one of branchId, branchName, branchRef, snapshotId or snapshotRef",
+    ],
     [
       { parent: { branchId: "br-dev", branchName: "dev" } },
-      "parent needs exactly one of branchId, branchName or branchRef",
+      "parent needs exactly one of branchId, branchName, branchRef, snapshotId or snapshotRef",
     ],
     [
       { parent: { branchName: "dev", branchRef: { name: "base" } } },
-      "parent needs exactly one of branchId, branchName or branchRef",
+      "parent needs exactly one of branchId, branchName, branchRef, snapshotId or snapshotRef",
     ],
     [{ expiresAt: "2030-01-01T00:00:00Z", ttl: "72h" }, "set expiresAt or ttl, not both"],
     [{ expiresAt: "next week" }, "spec.expiresAt"],

@@ -1,5 +1,5 @@
 // Argo CD and Flux judge our resources with their own code: the real operator
-// and the emulator drive a ComputeEndpoint, an ApiKey, a Branch and a Project through each
+// and the emulator drive a ComputeEndpoint, an ApiKey, a Branch, a Project and a Snapshot through each
 // lifecycle phase, each phase is captured from the real API server, and Argo CD's Lua
 // engine (with deploy/argocd/health.lua) and kstatus read the captured objects.
 // The same running operator is scraped for its metrics (which the alerts and the
@@ -65,6 +65,7 @@ const plurals: Record<Kind, string> = {
   ApiKey: "apikeys",
   Branch: "branches",
   Project: "projects",
+  Snapshot: "snapshots",
 };
 const plural = (kind: Kind) => plurals[kind];
 
@@ -133,6 +134,15 @@ const readyIs = (status: string, reason?: string) => (obj: Resource) => {
   const ready = condition(obj, "Ready");
   return ready?.status === status && (reason === undefined || ready.reason === reason);
 };
+
+/** The id of proj-alpha's root branch, the one a snapshot may be taken of. */
+async function rootBranch(): Promise<string> {
+  const res = await fetch(`${emulator.url}/projects/proj-alpha/branches`, {
+    headers: { authorization: `Bearer ${emulator.bootstrapKey}` },
+  });
+  const { branches } = (await res.json()) as { branches: { id: string; default: boolean }[] };
+  return branches.find((b) => b.default)?.id ?? "";
+}
 
 async function start(): Promise<RunningOperator> {
   const config = loadConfig([
@@ -215,10 +225,14 @@ describe("lifecycle phases, captured live", () => {
     await apply("ApiKey", "ready", {});
     await apply("Branch", "ready", { projectId: "proj-alpha" });
     await apply("Project", "ready", {});
+    // A snapshot of the project's root branch.
+    const main = await rootBranch();
+    await apply("Snapshot", "ready", { projectId: "proj-alpha", branchId: main });
     await capture("ComputeEndpoint", "no status yet", "ready", notWrittenYet);
     await capture("ApiKey", "no status yet", "ready", notWrittenYet);
     await capture("Branch", "no status yet", "ready", notWrittenYet);
     await capture("Project", "no status yet", "ready", notWrittenYet);
+    await capture("Snapshot", "no status yet", "ready", notWrittenYet);
 
     operator = await start();
     await apply("ComputeEndpoint", "creating", { projectId: "proj-alpha", branchId: "br-feature" });
@@ -312,6 +326,19 @@ describe("lifecycle phases, captured live", () => {
     await apply("Project", "unauthorized", wrongKey);
     await capture("Project", "unauthorized", "unauthorized", readyIs("False", "Unauthorized"));
 
+    await capture("Snapshot", "ready", "ready", (o) => observed(o) && readyIs("True")(o));
+    // Snapshots are taken of root branches only: the platform refuses one of a child branch.
+    await apply("Snapshot", "invalid", { projectId: "proj-alpha", branchId: "br-dev" });
+    await capture("Snapshot", "invalid spec", "invalid", readyIs("False", "InvalidSpec"));
+    await apply("Snapshot", "expiring", {
+      projectId: "proj-alpha",
+      branchId: main,
+      expiresAt: new Date(Date.now() + 5_000).toISOString().replace(/\.\d+Z$/, "Z"),
+    });
+    await capture("Snapshot", "expired", "expiring", readyIs("False", "Expired"));
+    await apply("Snapshot", "unauthorized", { projectId: "proj-alpha", branchId: main, ...wrongKey });
+    await capture("Snapshot", "unauthorized", "unauthorized", readyIs("False", "Unauthorized"));
+
     // Scraped while operations run, so every family has samples to show its labels.
     const text = await (await fetch(`${operator.manager.serverUrl}/metrics`)).text();
     metrics = parseExposition(text);
@@ -388,7 +415,12 @@ describe("lifecycle phases, captured live", () => {
     await apply("ApiKey", "ready", { rotation: { interval: "720h" } });
     await apply("Branch", "ready", { projectId: "proj-alpha", protected: false });
     await apply("Project", "ready", { historyRetention: "2h" });
-    for (const kind of ["ComputeEndpoint", "ApiKey", "Branch", "Project"] as const) {
+    await apply("Snapshot", "ready", {
+      projectId: "proj-alpha",
+      branchId: await rootBranch(),
+      name: "renamed",
+    });
+    for (const kind of ["ComputeEndpoint", "ApiKey", "Branch", "Project", "Snapshot"] as const) {
       await capture(kind, "spec changed, not yet observed", "ready", (o) => !observed(o));
       await kubectl([
         "patch",
@@ -451,6 +483,13 @@ const expectations: Expectation[] = [
   { kind: "Project", phase: "unauthorized", argo: "Degraded", kstatus: "Failed" },
   { kind: "Project", phase: "spec changed, not yet observed", argo: "Progressing", kstatus: "InProgress" },
   { kind: "Project", phase: "deleting", argo: "Progressing", kstatus: "Terminating" },
+  { kind: "Snapshot", phase: "no status yet", argo: "Progressing", kstatus: "InProgress" },
+  { kind: "Snapshot", phase: "ready", argo: "Healthy", kstatus: "Current" },
+  { kind: "Snapshot", phase: "invalid spec", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Snapshot", phase: "expired", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Snapshot", phase: "unauthorized", argo: "Degraded", kstatus: "Failed" },
+  { kind: "Snapshot", phase: "spec changed, not yet observed", argo: "Progressing", kstatus: "InProgress" },
+  { kind: "Snapshot", phase: "deleting", argo: "Progressing", kstatus: "Terminating" },
 ];
 
 function capturedFor(e: Expectation): Resource {
@@ -553,7 +592,7 @@ describe("logs of the running operator", () => {
     for (const l of inReconcile) {
       expect(l).toMatchObject({
         namespace,
-        controllerKind: expect.stringMatching(/^(ComputeEndpoint|ApiKey|Branch|Project)$/),
+        controllerKind: expect.toBeOneOf(Object.keys(plurals)),
       });
       expect(typeof l.name).toBe("string");
     }

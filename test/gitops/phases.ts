@@ -18,7 +18,7 @@ export type Phase =
   | "expired";
 
 export interface Expectation {
-  kind: "ComputeEndpoint" | "ApiKey" | "Branch" | "Project";
+  kind: "ComputeEndpoint" | "ApiKey" | "Branch" | "Project" | "Snapshot";
   phase: Phase;
   /** Argo CD's health, from deploy/argocd/health.lua. */
   argo?: ArgoHealth;

@@ -1,5 +1,5 @@
 // The operator, authenticated as the ServiceAccount of deploy/ with exactly
-// deploy/'s RBAC, runs the ApiKey, ComputeEndpoint and Branch scenarios: any
+// deploy/'s RBAC, runs the ApiKey, ComputeEndpoint, Branch, Snapshot and Project scenarios: any
 // missing permission leaves a resource short of Ready and fails this test. Its
 // requests go through the test's API proxy, which records each one's verb and
 // resource: every verb granted must be one the operator used (or be in the
@@ -58,6 +58,8 @@ const grantedWithoutARequest: Record<string, string> = {
   "events.k8s.io events patch": "src/runtime/events.ts aggregates a repeated Event into its count by a patch",
   "neoncloud.dev projects get": "the same",
   "neoncloud.dev projects/finalizers update": "the same as for the other kinds' finalizers",
+  "neoncloud.dev snapshots get": "the same as for the other kinds' reads by name",
+  "neoncloud.dev snapshots/finalizers update": "the same as for the other kinds' finalizers",
 };
 
 /** "group resource verb" of one request through the proxy, as RBAC sees it. */
@@ -191,7 +193,7 @@ function scrape(token: string | undefined): Promise<{ status: number; body: stri
 }
 
 describe("the operator as deploy/'s ServiceAccount", () => {
-  it("runs an ApiKey, then a ComputeEndpoint, a Branch and a Project that use its key, then deletes them", async () => {
+  it("runs an ApiKey, then a ComputeEndpoint, a Branch, a Snapshot and a Project that use its key, then deletes them", async () => {
     expect(
       operator.manager.isActing || (await eventually(() => (operator.manager.isActing ? true : undefined))),
     ).toBe(true);
@@ -248,6 +250,23 @@ describe("the operator as deploy/'s ServiceAccount", () => {
     expect((await admin.listBranches("proj-alpha")).map((b) => b.id)).not.toContain(
       (branch.status as { branchId?: string } | undefined)?.branchId,
     );
+
+    // A snapshot of the project's root branch, taken with the namespace's key and deleted with
+    // its resource (it took the snapshot, so the default deletionPolicy deletes it).
+    const root = (await admin.listBranches("proj-alpha")).find((b) => b.default)!.id;
+    await kubectl(["apply", "-n", namespace, "-f", "-"], {
+      input: JSON.stringify({
+        apiVersion: "neoncloud.dev/v1alpha1",
+        kind: "Snapshot",
+        metadata: { name: "nightly" },
+        spec: { projectId: "proj-alpha", branchId: root, credentials: { secretName: "team-api-key" } },
+      }),
+    });
+    const snapshot = await ready("snapshot", "nightly");
+    const snapshotId = (snapshot.status as { snapshotId?: string } | undefined)?.snapshotId;
+    expect(snapshotId).toBeDefined();
+    await kubectl(["delete", "snapshot", "nightly", "-n", namespace, "--timeout=60s"]);
+    expect((await admin.listSnapshots("proj-alpha")).map((s) => s.id)).not.toContain(snapshotId);
 
     // A project the namespace's own key creates (no grant needed for a key of its own namespace),
     // deleted with its resource because the spec says so.
