@@ -6,6 +6,7 @@ import { NotFoundError, ProjectBusyError, UnprocessableError } from "../../platf
 import {
   World,
   condition,
+  otherKind,
   pass,
   resource,
   store,
@@ -15,7 +16,8 @@ import {
   type Status,
 } from "../../../test/support/managed-kind.ts";
 import { withGrants } from "../access/grants.ts";
-import { withClaims } from "./features.ts";
+import { withClaims, withUses } from "./features.ts";
+import { holdsIndex } from "./uses.ts";
 import { ownerMark } from "./installation.ts";
 import { Refusal } from "./refusal.ts";
 
@@ -205,6 +207,51 @@ describe("the managed lifecycle", () => {
     const own = { [thingKind.plural]: store([local, observer], { "claims=id:t-1": ["ns/holder"] }) };
     const seen = await pass(thing(world), observer, { caches: own });
     expect(condition(seen.status, "Ready")).toMatchObject({ status: "True", reason: "Observed" });
+  });
+
+  it("withUses: what another namespace's resource holds is used only with its holder's consent, for that use", async () => {
+    // The Thing attaches to its project; an Other in namespace team-a holds project p.
+    const attaches = withUses<Spec, Status, never>({
+      field: "spec.projectId",
+      use: "Attach",
+      noun: "project",
+      id: (spec) => spec.projectId,
+      holders: [
+        {
+          kind: otherKind,
+          holds: () => ["p"],
+          sharedWith: (o) =>
+            (
+              o as {
+                spec?: { sharedWith?: { namespace: string; uses?: ("Observe" | "Attach" | "Derive")[] }[] };
+              }
+            ).spec?.sharedWith ?? [],
+        },
+      ],
+    });
+    const holderWith = (sharedWith: unknown[]) => ({
+      ...resource({}, {}, { name: "holder", namespace: "team-a", uid: "uid-h" }),
+      kind: "Other",
+      spec: { sharedWith },
+    });
+    const caches = (holder: ReturnType<typeof holderWith>) => ({
+      [otherKind.plural]: store([holder], { [`${holdsIndex(otherKind)}=p`]: ["team-a/holder"] }),
+    });
+
+    const world = new World();
+    const refused = await pass(thing(world, attaches), resource(), { caches: caches(holderWith([])) });
+    expect(world.sent).toEqual([]);
+    expect(condition(refused.status, "Ready")).toMatchObject({ status: "False", reason: "NotShared" });
+    expect(condition(refused.status, "Ready")?.message).toContain("spec.projectId: project p");
+    expect(condition(refused.status, "Ready")?.message).not.toMatch(/team-a|holder\b(?! adds)/);
+    // Shared for another use only: still refused.
+    const derive = caches(holderWith([{ namespace: "ns", uses: ["Derive"] }]));
+    await pass(thing(world, attaches), resource(), { caches: derive });
+    expect(world.sent).toEqual([]);
+    // Shared with this namespace for this use: created.
+    const shared = caches(holderWith([{ namespace: "ns", uses: ["Attach"] }]));
+    await pass(thing(world, attaches), resource(), { caches: shared });
+    expect(world.sent).toEqual(["create"]);
   });
 
   it("refuses, before a create, what another resource claims first, in the kind's words", async () => {
