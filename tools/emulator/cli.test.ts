@@ -28,7 +28,7 @@ describe("emulator command", () => {
       expect(body.projects.map((p) => p.id)).toEqual(["demo-analytics", "demo-shop"]);
       // The connection URI it names is served by a real Postgres.
       const uri = await fetch(
-        `${printed.url}/projects/demo-shop/connection_uri?database_name=neondb&role_name=neondb_owner`,
+        `${printed.url}/projects/demo-shop/connection_uri?database_name=shop&role_name=app`,
         { headers: { authorization: `Bearer ${printed.api_key}` } },
       );
       const client = new pg.Client({ connectionString: ((await uri.json()) as { uri: string }).uri });

@@ -31,6 +31,7 @@ import { recordChange, windowStart } from "./branch-history.ts";
 import { maskBranch, readColumns } from "./masking/apply.ts";
 import { DatabaseStore } from "./postgres/store.ts";
 import { seedWorld } from "./projects.ts";
+import { loadSeedData } from "./seed-data.ts";
 import { sharingRoutes } from "./sharing.ts";
 import { RateLimiter, platformRateLimits, type RateLimits } from "./rate-limit.ts";
 import { RequestLog, type RequestLogEntry } from "./request-log.ts";
@@ -239,10 +240,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       faults.clear();
       requestLog.clear();
       rateLimiter?.reset();
-      // The seeded world's branches start with no data; open ports and connections go.
-      void Promise.all([front?.close(), store?.clear()]).catch((err: unknown) =>
-        console.error("emulator: postgres reset:", err),
-      );
+      // The seeded world's branches start with the seed's data only; open ports and connections go.
+      void Promise.all([front?.close(), store?.clear()])
+        .then(() => store && loadSeedData(fresh.world, pinnedSeed, store))
+        .catch((err: unknown) => console.error("emulator: postgres reset:", err));
     },
   };
   const apiRouter = FindMyWay({ ignoreTrailingSlash: true });
@@ -435,8 +436,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const origin = `http://${host}:${address.port}`;
-  if (!saved) scheduleSave();
-  else if (store && front) await front.reopen(await store.load());
+  if (!saved) {
+    if (store) await loadSeedData(world, seed, store);
+    scheduleSave();
+  } else if (store && front) await front.reopen(await store.load());
 
   return {
     url: `${origin}${apiPrefix}`,

@@ -56,6 +56,13 @@ const projectSeed = z.object({
     .optional()
     .describe("what new endpoints start with (default: 1 CU fixed, or the plan's largest size below it)"),
   branches: z.array(branchSeed).default([]).describe("child branches, without endpoints"),
+  sql: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "SQL run once, as the owner role, in the primary branch's database when the world is seeded (with the emulator's Postgres): the production data a demo starts with",
+    ),
 });
 
 const accountInfo = z
