@@ -1,6 +1,6 @@
 // The Snapshot's four verbs. `observe` finds the snapshot in its project's list (by adopted or
 // recorded id, or after a lost create by the name it was sent with, on the same branch, taken no
-// earlier than that create); `create` records that name first, then takes it; `update` renames it
+// earlier than that create; with none of these there is nothing to find and no list is asked); `create` records that name first, then takes it; `update` renames it
 // or changes its expiry; `delete` deletes it. Gone since it was recorded: reported, never retaken.
 import type { SnapshotSpec, SnapshotStatus } from "../../api/snapshot.ts";
 import {
@@ -25,6 +25,10 @@ export class Snapshots implements Adapter<SnapshotSpec, S, Snapshot, rules.Snaps
   async observe(pass: SnPass): Promise<Observation<Snapshot, S, rules.SnapshotStep>> {
     const { spec, status } = pass;
     const projectId = spec.projectId;
+    // Nothing adopted or recorded: no create was sent (its intent, the name, is saved before it),
+    // so the project's list has nothing of this resource's and is not asked for.
+    if (spec.snapshotId === undefined && status.snapshotId === undefined && status.creationName === undefined)
+      return { exists: false };
     const list = await inProject(pass, projectId, () =>
       pass.client.listSnapshots(projectId, { signal: pass.signal }),
     );
