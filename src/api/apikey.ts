@@ -1,7 +1,7 @@
 // ApiKey: a platform API key, kept in a Kubernetes Secret, rotated and revoked.
 import { z } from "zod";
 import { Conditions } from "./conditions.ts";
-import { defineKind } from "./kind.ts";
+import { ageColumn, defineKind } from "./kind.ts";
 import { SecretKeyRef, boundedDuration, cel, immutable, objectName, platformId } from "./fields.ts";
 
 export const ApiKeySpec = z
@@ -112,6 +112,6 @@ export const apiKeyKind = defineKind({
       priority: 1,
       description: "When the key is rotated next (RFC 3339).",
     },
-    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ageColumn,
   ],
 });

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { Conditions } from "./conditions.ts";
 import { StatusOperation } from "./operations.ts";
 import { restoredFromParentAtAnnotation } from "./group.ts";
-import { defineKind } from "./kind.ts";
+import { ageColumn, defineKind, readyColumns } from "./kind.ts";
 import {
   SecretKeyRef,
   boundedDuration,
@@ -356,13 +356,7 @@ export const branchKind = defineKind({
     { name: "State", type: "string", jsonPath: ".status.currentState" },
     { name: "Parent", type: "string", jsonPath: ".status.parentId", priority: 1 },
     { name: "Expires", type: "string", jsonPath: ".status.expiresAt", priority: 1 },
-    { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-    {
-      name: "Reason",
-      type: "string",
-      jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
-      priority: 1,
-    },
-    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ...readyColumns,
+    ageColumn,
   ],
 });

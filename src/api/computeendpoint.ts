@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { Conditions } from "./conditions.ts";
 import { StatusOperation } from "./operations.ts";
-import { defineKind } from "./kind.ts";
+import { ageColumn, defineKind, readyColumns } from "./kind.ts";
 import {
   SecretKeyRef,
   boundedDuration,
@@ -292,13 +292,7 @@ export const computeEndpointKind = defineKind({
     { name: "Type", type: "string", jsonPath: ".spec.type" },
     { name: "State", type: "string", jsonPath: ".status.currentState" },
     { name: "Host", type: "string", jsonPath: ".status.host" },
-    { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-    {
-      name: "Reason",
-      type: "string",
-      jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
-      priority: 1,
-    },
-    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ...readyColumns,
+    ageColumn,
   ],
 });

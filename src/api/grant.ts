@@ -5,7 +5,7 @@
 // ClusterProviderConfig, cert-manager's ClusterIssuer, ACK's namespace-to-account mapping.
 import { z } from "zod";
 import { cel } from "./fields.ts";
-import { defineKind } from "./kind.ts";
+import { ageColumn, defineKind } from "./kind.ts";
 
 const namespaceName = z
   .string()
@@ -111,7 +111,7 @@ export const credentialsGrantKind = defineKind({
     { name: "Projects", type: "string", jsonPath: ".spec.projects" },
     { name: "Create Projects", type: "boolean", jsonPath: ".spec.createProjects", priority: 1 },
     { name: "Mint API Keys", type: "boolean", jsonPath: ".spec.mintApiKeys", priority: 1 },
-    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ageColumn,
   ],
 });
 

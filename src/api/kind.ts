@@ -14,6 +14,18 @@ export interface PrinterColumn {
   priority?: number;
 }
 
+/** The Ready condition's status, and its reason in wide output, as every managed kind shows them. */
+export const readyColumns: PrinterColumn[] = [
+  { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: "Reason", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
+];
+
+export const ageColumn: PrinterColumn = {
+  name: "Age",
+  type: "date",
+  jsonPath: ".metadata.creationTimestamp",
+};
+
 export interface KindDefinition<Spec extends z.ZodType, Status extends z.ZodType> {
   kind: string;
   plural: string;

@@ -10,7 +10,7 @@ import {
 } from "./computeendpoint.ts";
 import { Conditions } from "./conditions.ts";
 import { SecretKeyRef, boundedDuration, cel, platformId, sharedWithField, type CelRule } from "./fields.ts";
-import { defineKind } from "./kind.ts";
+import { ageColumn, defineKind, readyColumns } from "./kind.ts";
 import { StatusOperation } from "./operations.ts";
 
 /** Postgres identifiers (role and database names): at most 63 bytes. */
@@ -292,13 +292,7 @@ export const projectKind = defineKind({
     { name: "Region", type: "string", jsonPath: ".status.regionId" },
     { name: "PG", type: "integer", jsonPath: ".status.pgVersion", description: "Postgres version." },
     { name: "Host", type: "string", jsonPath: ".status.defaultEndpointHost" },
-    { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-    {
-      name: "Reason",
-      type: "string",
-      jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
-      priority: 1,
-    },
-    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ...readyColumns,
+    ageColumn,
   ],
 });

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { Conditions } from "./conditions.ts";
 import { StatusOperation } from "./operations.ts";
-import { defineKind } from "./kind.ts";
+import { ageColumn, defineKind, readyColumns } from "./kind.ts";
 import {
   SecretKeyRef,
   boundedDuration,
@@ -139,13 +139,7 @@ export const snapshotKind = defineKind({
     { name: "Snapshot", type: "string", jsonPath: ".status.snapshotId" },
     { name: "Taken At", type: "string", jsonPath: ".status.timestamp" },
     { name: "Expires", type: "string", jsonPath: ".status.expiresAt", priority: 1 },
-    { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-    {
-      name: "Reason",
-      type: "string",
-      jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
-      priority: 1,
-    },
-    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ...readyColumns,
+    ageColumn,
   ],
 });
