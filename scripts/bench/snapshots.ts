@@ -166,12 +166,11 @@ await runInLab(
         "",
         ...routeTable(byRoute),
         "",
-        "What a snapshot costs (docs/snapshot.md): its create, the operations list that sees its operation end, " +
-          "and one look at its project's snapshot list, which shows it as the platform keeps it. Before the create " +
-          "the list is read only when a create may have been sent already (its name recorded first), where a create " +
-          "whose answer was lost is found by that name, so a snapshot is never taken twice. The look after the " +
-          "operation is the third request of each; serving it from the create's answer, as a Project's create " +
-          "serves its first looks, would bring a snapshot to its floor of two. No target was set for this line.",
+        "What a snapshot costs (docs/snapshot.md): its create and the operations list that sees its operation end; " +
+          "its first look after that is the create's answer, not a list. The project's snapshot list is read before " +
+          "a create only when a create may have been sent already (its name recorded first), where a create whose " +
+          "answer was lost is found by that name, so a snapshot is never taken twice; later looks (a resync, an " +
+          "expiry) read it too. No target was set for this line.",
         "",
       ];
       if (values.trace)

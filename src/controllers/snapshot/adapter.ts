@@ -21,7 +21,17 @@ type SnPass = Pass<SnapshotSpec, S, PlatformClient>;
 /** How long before its create's record a snapshot found after a lost answer may have been taken (clocks differ). */
 const clockSkewMs = 60_000;
 
+/** Snapshots kept from their create's answer at most (a bounded map: what it holds saves a list). */
+const answersKept = 10_000;
+
 export class Snapshots implements Adapter<SnapshotSpec, S, Snapshot, rules.SnapshotStep, PlatformClient> {
+  /**
+   * The snapshot each resource's create answered (by the resource's uid), for its first look once
+   * the create's operation has ended: the platform's own answer, so that look reads no list. Used
+   * once; every later look lists.
+   */
+  private readonly answered = new Map<string, Snapshot>();
+
   async observe(pass: SnPass): Promise<Observation<Snapshot, S, rules.SnapshotStep>> {
     const { spec, status } = pass;
     const projectId = spec.projectId;
@@ -29,10 +39,7 @@ export class Snapshots implements Adapter<SnapshotSpec, S, Snapshot, rules.Snaps
     // so the project's list has nothing of this resource's and is not asked for.
     if (spec.snapshotId === undefined && status.snapshotId === undefined && status.creationName === undefined)
       return { exists: false };
-    const list = await inProject(pass, projectId, () =>
-      pass.client.listSnapshots(projectId, { signal: pass.signal }),
-    );
-    const snapshot = list === undefined ? undefined : this.find(pass, list);
+    const snapshot = this.fromAnswer(pass) ?? (await this.listed(pass, projectId));
     if (!snapshot) {
       if (status.snapshotId !== undefined && spec.snapshotId === undefined && !pass.deleting) {
         throw rules.vanished(status, pass.now());
@@ -66,6 +73,8 @@ export class Snapshots implements Adapter<SnapshotSpec, S, Snapshot, rules.Snaps
         { name, expiresAt, timestamp: spec.at?.timestamp, lsn: spec.at?.lsn },
         mutation(pass),
       );
+      if (this.answered.size >= answersKept) this.answered.clear();
+      this.answered.set(pass.obj.metadata.uid ?? "", created.snapshot);
       return {
         status: rules.snapshotStatus(created.snapshot),
         operations: created.operations,
@@ -102,6 +111,24 @@ export class Snapshots implements Adapter<SnapshotSpec, S, Snapshot, rules.Snaps
       if (err instanceof NotFoundError) return "gone";
       throw err;
     }
+  }
+
+  /** The create's answer, once, where it is the snapshot the status recorded (not while deleting). */
+  private fromAnswer(pass: SnPass): Snapshot | undefined {
+    const uid = pass.obj.metadata.uid ?? "";
+    const answer = this.answered.get(uid);
+    this.answered.delete(uid);
+    return answer !== undefined && !pass.deleting && answer.id === pass.status.snapshotId
+      ? answer
+      : undefined;
+  }
+
+  /** The snapshot in its project's list. */
+  private async listed(pass: SnPass, projectId: string): Promise<Snapshot | undefined> {
+    const list = await inProject(pass, projectId, () =>
+      pass.client.listSnapshots(projectId, { signal: pass.signal }),
+    );
+    return list === undefined ? undefined : this.find(pass, list);
   }
 
   /** By adopted or recorded id; after a lost create, by the name it was sent with, on its branch, taken since. */
