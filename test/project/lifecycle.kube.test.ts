@@ -222,6 +222,14 @@ describe("a Project", () => {
     const onPlatform = await h.platform.getProject(made.project.id);
     expect(onPlatform.settings.blockPublicConnections).toBe(true);
     expect(onPlatform.name).toBe("made-outside");
+
+    // At rest, once adopted, a look reads the project alone: its default branch and endpoint (and
+    // the mark on that branch) were read at the adoption, and are not listed again at every look.
+    await h.apply(project("adopted", obj.spec, watchful));
+    sent.since();
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(sent.sent((r) => r.startsWith("GET /projects")).length).toBeGreaterThan(0);
+    expect(sent.sent((r) => /\/(branches|endpoints)$/.test(r))).toEqual([]);
   });
 
   it("observe-only reports a project and sends no mutation, even where it differs from the spec", async () => {
