@@ -81,3 +81,18 @@ export async function writeTrace(
 export function fmt(ms: number | undefined): string {
   return ms === undefined ? "–" : `${(ms / 1000).toFixed(1)} s`;
 }
+
+/** `after` less `before`, route by route and status by status: what was sent in between. */
+export function requestsSince(before: ByRoute, after: ByRoute): ByRoute {
+  const out: ByRoute = {};
+  for (const [route, codes] of Object.entries(after))
+    for (const [code, n] of Object.entries(codes)) {
+      const d = n - (before[route]?.[code] ?? 0);
+      if (d > 0) (out[route] ??= {})[code] = d;
+    }
+  return out;
+}
+
+/** Every request of `byRoute`, whatever its route and status. */
+export const requestTotal = (byRoute: ByRoute): number =>
+  sum(Object.values(byRoute).flatMap((codes) => Object.values(codes)));

@@ -12,7 +12,15 @@ import { startEmulator } from "../../tools/emulator/index.ts";
 import { drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
 import { operatorInNamespace } from "./operator-process.ts";
 import { reportSection } from "./page.ts";
-import { drawnByProject, fmt, routeTable, withStatus, writeTrace, type ByRoute } from "./platform-figures.ts";
+import {
+  drawnByProject,
+  fmt,
+  routeTable,
+  withStatus,
+  writeTrace,
+  requestTotal,
+  requestsSince,
+} from "./platform-figures.ts";
 import { percentile, sum } from "./stats.ts";
 import { applyAll } from "./workload.ts";
 
@@ -42,18 +50,6 @@ const namespace = "bench-snapshots";
 const essentialPerSnapshot = 2;
 const { perMinute, burstPerSecondPerRoute: burst } = PLATFORM_RATE_LIMITS;
 const projectIds = Array.from({ length: snapshots }, (_, i) => `bench-s${i}`);
-
-/** `after` less `before`, route by route: what the operator sent, without the bench's own reads. */
-function since(before: ByRoute, after: ByRoute): ByRoute {
-  const out: ByRoute = {};
-  for (const [route, codes] of Object.entries(after)) {
-    for (const [code, n] of Object.entries(codes)) {
-      const d = n - (before[route]?.[code] ?? 0);
-      if (d > 0) (out[route] ??= {})[code] = d;
-    }
-  }
-  return out;
-}
 
 await runInLab(
   "bench:snapshots",
@@ -126,8 +122,8 @@ await runInLab(
         .filter((t): t is number => t !== undefined)
         .map((t) => t - started);
       const allMs = watch.ready >= snapshots ? Math.max(...times) : undefined;
-      const byRoute = since(before, emulator.requestLog.counters().by_route);
-      const total = sum(Object.values(byRoute).flatMap((codes) => Object.values(codes)));
+      const byRoute = requestsSince(before, emulator.requestLog.counters().by_route);
+      const total = requestTotal(byRoute);
       const drawn = await drawnByProject(emulator.adminUrl);
       // Floors. The rate budget: the operator paces its requests at the platform's 700 a minute
       // after a first burst of 40, so the two requests a snapshot cannot do without (its create and

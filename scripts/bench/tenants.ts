@@ -15,8 +15,14 @@ import { startEmulator } from "../../tools/emulator/index.ts";
 import { flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
 import { counterTotal, operatorInNamespace } from "./operator-process.ts";
 import { reportSection } from "./page.ts";
-import { fmt, routeTable, watchSecrets, withStatus, type ByRoute } from "./platform-figures.ts";
-import { sum } from "./stats.ts";
+import {
+  fmt,
+  routeTable,
+  watchSecrets,
+  withStatus,
+  requestTotal,
+  requestsSince,
+} from "./platform-figures.ts";
 import { untilReady } from "./watch.ts";
 import { applyAll } from "./workload.ts";
 
@@ -55,19 +61,6 @@ const flags = [
 const command = flags.length > 0 ? ` -- ${flags.join(" ")}` : "";
 /** The setting each Project keeps: the platform's default, so adoption changes nothing. */
 const retention = { spec: "24h", seconds: 86_400, drifted: 3_600 };
-
-/** `after` less `before`, route by route. */
-function since(before: ByRoute, after: ByRoute): ByRoute {
-  const out: ByRoute = {};
-  for (const [route, codes] of Object.entries(after))
-    for (const [code, n] of Object.entries(codes)) {
-      const d = n - (before[route]?.[code] ?? 0);
-      if (d > 0) (out[route] ??= {})[code] = d;
-    }
-  return out;
-}
-
-const total = (byRoute: ByRoute) => sum(Object.values(byRoute).flatMap((codes) => Object.values(codes)));
 
 await runInLab(
   "bench:tenants",
@@ -115,7 +108,7 @@ await runInLab(
       while (!timedOut && secrets.written.size < tenants && Date.now() - started < timeoutMs)
         await sleep(200);
       const adoptMs = timedOut || secrets.written.size < tenants ? undefined : Date.now() - started;
-      const adoption = since(adoptBefore, emulator.requestLog.counters().by_route);
+      const adoption = requestsSince(adoptBefore, emulator.requestLog.counters().by_route);
       // Let the adoption wave leave the queue before measuring the idle state.
       await sleep(Math.min(resyncMs, 10_000));
 
@@ -155,9 +148,9 @@ await runInLab(
         }
         await sleep(500);
       }
-      const window = since(before, emulator.requestLog.counters().by_route);
+      const window = requestsSince(before, emulator.requestLog.counters().by_route);
       // The bench's own PATCH is not the operator's.
-      const operatorRequests = total(window) - 1;
+      const operatorRequests = requestTotal(window) - 1;
       const sample = operator.sample();
       const metrics = await operator.metrics();
       const heapUsed = counterTotal(metrics, "nodejs_heap_size_used_bytes");
@@ -177,7 +170,7 @@ await runInLab(
         "| Figure | Value | Target |",
         "| --- | --- | --- |",
         `| Adoption: every Project Ready with its Secret | ${adoptMs === undefined ? `not all (${watch.ready} Ready, ${secrets.written.size} Secrets)` : fmt(adoptMs)} | |`,
-        `| Adoption: platform requests per tenant | ${(total(adoption) / tenants).toFixed(2)} (${total(adoption)} in all) | |`,
+        `| Adoption: platform requests per tenant | ${(requestTotal(adoption) / tenants).toFixed(2)} (${requestTotal(adoption)} in all) | |`,
         `| At rest: platform requests a minute, resync ${resyncMs / 1000} s (measured) | ${perMinuteMeasured.toFixed(1)} | |`,
         `| At rest: platform requests a minute at the default resync (scaled) | ${perMinuteDefault.toFixed(1)} (${((perMinuteDefault / perMinute) * 100).toFixed(1)}% of ${perMinute}) | ≤ 10% |`,
         `| A drifted setting set back, after the change on the platform | ${repairedMs === undefined ? "not within the window" : fmt(repairedMs)} | ≤ one resync (${resyncMs / 1000} s) |`,
