@@ -4,7 +4,7 @@
 // reading the platform's answers as refusals (refusals.ts).
 import type { Controller, ControllerOptions, KubeObject } from "../runtime/index.ts";
 import { apiKey, type ApiKeyObject, type ApiKeyTuning } from "./apikey/index.ts";
-import { branch, type BranchObject } from "./branch/index.ts";
+import { branch, comesWithReadWriteEndpoint, type BranchObject } from "./branch/index.ts";
 import {
   computeEndpoint,
   computeEndpointCarried,
@@ -17,6 +17,7 @@ import { project, type ProjectObject } from "./project/index.ts";
 import { snapshot, type SnapshotObject } from "./snapshot/index.ts";
 import { platformRefusal } from "./refusals.ts";
 import type { PlatformClient } from "../platform/index.ts";
+import type { BranchSpec, BranchStatus } from "../api/branch.ts";
 
 function managedOptions(options: KindControllerOptions): ManagedControllerOptions<PlatformClient> {
   return { ...options, classify: platformRefusal };
@@ -42,12 +43,19 @@ export function computeEndpointController(
   return run(computeEndpoint(options), options, create);
 }
 
-/** The Branch controller: its create makes the read-write endpoint of a ComputeEndpoint naming it. */
+/**
+ * The Branch controller: its create makes the read-write endpoint of a ComputeEndpoint naming it,
+ * and a masked branch's, made by the platform unasked, is handed to one afterwards.
+ */
 export function branchController(
   options: KindControllerOptions,
   create?: ControllerFactory<BranchObject>,
 ): Controller<BranchObject> {
-  return run(branch(options, withCarried(computeEndpointCarried(computeEndpoint(options)))), options, create);
+  const endpoints = withCarried<BranchSpec, BranchStatus, PlatformClient>(
+    computeEndpointCarried(computeEndpoint(options)),
+    { unasked: comesWithReadWriteEndpoint },
+  );
+  return run(branch(options, endpoints), options, create);
 }
 
 export function projectController(

@@ -170,6 +170,33 @@ describe("a masked branch", () => {
     expect(again).toHaveLength(20);
     expect(new Set(again.map((p) => p.city))).toEqual(new Set(["elsewhere"]));
   });
+
+  it("a ComputeEndpoint applied after it takes over the read-write endpoint the platform made with it", async () => {
+    await sql(main, "CREATE TABLE visitors (id int PRIMARY KEY, city text)");
+    await sql(main, "INSERT INTO visitors VALUES (1, 'Porto')");
+    const masking = { rules: [{ database: "neondb", table: "visitors", column: "city", value: "'hidden'" }] };
+    await h.apply(branch("masked-late", { parent: { branchId: main }, masking }));
+    const id = (await ready<BranchObject>(h, branches, "masked-late")).status!.branchId!;
+    // The platform gives an anonymized branch a read-write endpoint of its own, asked or not.
+    const onBranch = async () => (await h.platform.listEndpoints("proj-alpha")).filter((e) => e.branchId === id);
+    const made = await onBranch();
+    expect(made.map((e) => e.type)).toEqual(["read_write"]);
+
+    await h.apply(endpoint("masked-late", "masked-late"));
+    const taken = await ready<ComputeEndpointObject>(h, endpoints, "masked-late");
+    expect(taken.status?.endpointId).toBe(made[0]!.id);
+    expect((await h.get<BranchObject>(branches, "masked-late")).status?.endpoint?.name).toBe("masked-late");
+
+    // The platform deletes that endpoint only with its branch: the resource's deletion leaves it
+    // there, and the next ComputeEndpoint naming the Branch takes it over.
+    await kubectl(["delete", endpoints, "masked-late", "-n", h.namespace, "--wait=true", "--timeout=60s"]);
+    expect((await onBranch()).map((e) => e.id)).toEqual([made[0]!.id]);
+    await h.apply(endpoint("masked-next", "masked-late"));
+    const next = await ready<ComputeEndpointObject>(h, endpoints, "masked-next");
+    expect(next.status?.endpointId).toBe(made[0]!.id);
+    expect((await onBranch()).map((e) => e.id)).toEqual([made[0]!.id]);
+    expect((await sql<{ city: string }>(id, "SELECT city FROM visitors"))[0]?.city).toBe("hidden");
+  });
 });
 
 describe("a snapshot and its restore", () => {

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import pg from "pg";
 import { parse } from "yaml";
 import { loadConfig } from "../../src/config.ts";
 import { startOperator, type RunningOperator } from "../../src/operator.ts";
@@ -239,6 +240,7 @@ describe("the steps of docs/preview-environments.md, as printed, with the operat
   /** The page's namespaces: step 3's by hand, and the one Argo CD made for pull request 42 (above). */
   const manual = "shop-pr-manual";
   const pr42 = "shop-pr-42";
+  const masked = "shop-pr-masked";
   let operatorNamespace: string;
   let emulator: Emulator;
   let operator: RunningOperator | undefined;
@@ -282,7 +284,7 @@ describe("the steps of docs/preview-environments.md, as printed, with the operat
       `--platform-base-url=${emulator.url}`,
       `--default-credentials-secret=${operatorNamespace}/neon-api-key`,
       "--no-leader-election",
-      `--namespaces=${manual},${pr42}`,
+      `--namespaces=${manual},${pr42},${masked}`,
       "--metrics-address=127.0.0.1:0",
       "--shutdown-deadline=2s",
     ]);
@@ -371,6 +373,40 @@ describe("the steps of docs/preview-environments.md, as printed, with the operat
     );
     const onPlatform = (await platformBranches()).find((b) => b.id === moved.status?.branchId);
     expect(Date.parse(onPlatform?.expires_at ?? "")).toBe(Date.parse(wanted));
+  });
+
+  it("step 7: a masked preview has every customer of main, with names, e-mails and phones masked", async () => {
+    const out = await runStep(7);
+    expect(out.trim().split("\n").at(-1)).toBe("anonymized");
+    const secret = JSON.parse(await kubectl(["get", "secret", "preview-db", "-n", masked, "-o", "json"])) as {
+      data: Record<string, string>;
+    };
+    const url = Buffer.from(secret.data.DATABASE_URL ?? "", "base64").toString("utf8");
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    type Customer = { id: number; name: string; email: string; phone: string };
+    const rows = (await client.query<Customer>("select id, name, email, phone from customers order by id"))
+      .rows;
+    const orders = (await client.query<{ n: string }>("select count(*) as n from orders")).rows[0]?.n;
+    await client.end();
+    // The seed's production rows (tools/emulator/seeds/demo.yaml).
+    const production = [
+      [1, "Ada Lovelace", "ada@example.com", "+44 20 7946 0001"],
+      [2, "Alan Turing", "alan@example.com", "+44 20 7946 0002"],
+      [3, "Grace Hopper", "grace@example.com", "+1 202 555 0103"],
+    ] as const;
+    expect(rows.map((r) => r.id)).toEqual([1, 2, 3]);
+    for (const [i, [, name, email, phone]] of production.entries()) {
+      const row = rows[i]!;
+      expect(row.name).not.toBe(name);
+      expect(row.name).toMatch(/^\S+ \S+$/);
+      expect(row.email).not.toBe(email);
+      expect(row.email).toMatch(/^[^@\s]+@[^@\s]+\.[a-z]+$/);
+      expect(row.phone).toBe(`${phone.slice(0, 3)}*****${phone.slice(-2)}`);
+    }
+    expect(orders).toBe("2");
+    await runStep(7, 1);
+    expect(await kubectl(["get", "namespace", masked, "--ignore-not-found", "-o", "name"])).toBe("");
   });
 
   it("closing the pull request (its resources deleted, as Argo CD's finalizer does) and step 3's clean-up delete both branches", async () => {

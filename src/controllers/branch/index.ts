@@ -27,6 +27,12 @@ export const branchFinalizer = "neoncloud.dev/branch";
 
 type S = BranchStatus;
 
+/**
+ * The platform's create of a masked (anonymized) branch makes its read-write endpoint, asked or
+ * not (docs/emulator.md): the registry hands it to a ComputeEndpoint naming the Branch.
+ */
+export const comesWithReadWriteEndpoint = (spec: BranchSpec): boolean => spec.masking !== undefined;
+
 /** The Branch kind with its options (and any the registry adds). */
 export function branch(
   options: KindControllerOptions,

@@ -8,6 +8,7 @@ import { restartedAtAnnotation } from "../../api/group.ts";
 import {
   ConflictError,
   NotFoundError,
+  UnprocessableError,
   maxConnectionsFor,
   pooledHost,
   type Endpoint,
@@ -151,13 +152,32 @@ export class ComputeEndpoints implements Adapter<Spec, S, ObservedEndpoint, Endp
   }
 
   async delete(pass: CePass, endpoint: ObservedEndpoint): Promise<Answer<S> | "gone"> {
+    const projectId = pass.spec.projectId ?? "";
     try {
-      const result = await pass.client.deleteEndpoint(pass.spec.projectId ?? "", endpoint.id, mutation(pass));
+      const result = await pass.client.deleteEndpoint(projectId, endpoint.id, mutation(pass));
       return result ? { ...answered(result), message: `deleted endpoint ${endpoint.id}` } : "gone";
     } catch (err) {
       if (err instanceof NotFoundError) return "gone";
+      if (err instanceof UnprocessableError && (await this.keptWithBranch(pass, endpoint))) {
+        // The platform's rule, not a failure: the endpoint is part of its branch now, and goes
+        // with it; the Branch hands it to the next ComputeEndpoint naming it.
+        pass.events.normal(
+          "EndpointKeptWithBranch",
+          "Delete",
+          `endpoint ${endpoint.id} stays with branch ${endpoint.branchId}: the platform deletes the read-write endpoint of a masked branch only with the branch`,
+        );
+        return "gone";
+      }
       throw err;
     }
+  }
+
+  /** The read-write endpoint of a masked (anonymized) branch, which the platform deletes only with it. */
+  private async keptWithBranch(pass: CePass, endpoint: ObservedEndpoint): Promise<boolean> {
+    if (endpoint.type !== "read_write") return false;
+    const branches = await pass.client.branchSnapshot(pass.spec.projectId ?? "", { maxAgeMs: 0 });
+    const branch = branches.find((b) => b.id === endpoint.branchId);
+    return branch?.restrictedActions?.some((a) => a.name === "delete-rw-endpoint") === true;
   }
 
   /**

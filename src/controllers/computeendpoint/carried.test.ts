@@ -5,7 +5,14 @@ import { describe, expect, it } from "vitest";
 import { BranchSpec, type BranchStatus } from "../../api/branch.ts";
 import { ComputeEndpointSpec } from "../../api/computeendpoint.ts";
 import type { KubeObject, Store } from "../../runtime/index.ts";
-import { carriedIndex, parentOf, recoverCarried, toCarry, type ParentPass } from "../managed/carried.ts";
+import {
+  carriedIndex,
+  handOverUnasked,
+  parentOf,
+  recoverCarried,
+  toCarry,
+  type ParentPass,
+} from "../managed/carried.ts";
 import { handedOver } from "../managed/references.ts";
 import { ownerMark } from "../managed/installation.ts";
 import type { KindControllerOptions } from "../options.ts";
@@ -14,6 +21,7 @@ import { computeEndpoint, computeEndpointCarried, computeEndpointResourceKind } 
 const installation = "0a1b2c3d";
 const child = computeEndpointCarried(computeEndpoint({ resyncPeriodMs: 600_000 } as KindControllerOptions));
 const children = [child];
+const branchSpec = (spec: Record<string, unknown> = {}) => BranchSpec.parse({ projectId: "proj", ...spec });
 /** What a Branch of project `proj` with the spec's credentials asks. */
 const parent = (spec: BranchSpec) => ({ scope: spec.projectId, credentials: spec.credentials });
 
@@ -48,8 +56,9 @@ function store(objects: KubeObject[]): Store<KubeObject> {
   };
 }
 
-function pass(endpoints: Ce[], status: BranchStatus = {}): ParentPass {
+function pass(endpoints: Ce[], status: BranchStatus = {}, spec: BranchSpec = branchSpec()): ParentPass {
   return {
+    spec,
     obj: {
       apiVersion: "neoncloud.dev/v1alpha1",
       kind: "Branch",
@@ -61,7 +70,6 @@ function pass(endpoints: Ce[], status: BranchStatus = {}): ParentPass {
     cache: () => store(endpoints) as Store<never>,
   };
 }
-const branchSpec = (spec: Record<string, unknown> = {}) => BranchSpec.parse({ projectId: "proj", ...spec });
 const carry = (endpoints: Ce[], spec: Record<string, unknown> = {}) =>
   toCarry(pass(endpoints), children, parent(branchSpec(spec)));
 
@@ -138,6 +146,34 @@ describe("what a Branch's status lost of the endpoint its create made", () => {
     expect(recoverCarried(pass([ce("preview", {})], recorded), children, marks)).toBeUndefined();
     expect(recoverCarried(pass([ce("preview", {})]), children, {})).toBeUndefined();
     expect(recoverCarried(pass([ce("other", {})]), children, marks)).toBeUndefined();
+  });
+});
+
+describe("the read-write endpoint a masked branch's create made unasked", () => {
+  const masked = branchSpec({ masking: { rules: [{ database: "d", table: "t", column: "c", value: "'x'" }] } });
+  const unasked = [{ ...child, unasked: (spec: unknown) => (spec as BranchSpec).masking !== undefined }];
+  const handOver = (endpoints: Ce[], status: BranchStatus = {}, spec = masked) =>
+    handOverUnasked(pass(endpoints, status, spec), unasked, parent(spec));
+
+  it("is handed to the ComputeEndpoint a create would have carried, the oldest of them", () => {
+    const [newer, older] = [ce("newer", {}), ce("older", {})];
+    older.metadata.creationTimestamp = "2026-11-25T00:00:00Z";
+    expect(handOver([newer, older])).toEqual({ endpoint: { name: "older", uid: "uid-older" } });
+  });
+
+  it("is handed again when the one recorded is gone, or was an earlier resource of its name", () => {
+    const gone = { endpoint: { name: "first", uid: "uid-first" } } as BranchStatus;
+    expect(handOver([ce("next", {})], gone)).toEqual({ endpoint: { name: "next", uid: "uid-next" } });
+    const earlier = { endpoint: { name: "next", uid: "uid-before" } } as BranchStatus;
+    expect(handOver([ce("next", {})], earlier)).toEqual({ endpoint: { name: "next", uid: "uid-next" } });
+  });
+
+  it("is nothing while the recorded one exists, for a branch that is not masked, or with no taker", () => {
+    const recorded = { endpoint: { name: "db", uid: "uid-db" } } as BranchStatus;
+    expect(handOver([ce("db", {}), ce("other", {})], recorded)).toBeUndefined();
+    expect(handOver([ce("db", {})], {}, branchSpec())).toBeUndefined();
+    expect(handOver([ce("replica", { type: "read_only" })])).toBeUndefined();
+    expect(handOver([ce("has", {}, { status: { endpointId: "ep-mine" } })])).toBeUndefined();
   });
 });
 

@@ -14,7 +14,13 @@
 // - the parent's status records that resource's name and UID (`status.<noun>`); only that very
 //   resource (a new one of the same name has another UID) takes the object over as its own;
 // - a crash or a lost status between the create and the status write: the parent's object is found
-//   by its own mark, and the child's mark names the resource again (`recoverCarried`).
+//   by its own mark, and the child's mark names the resource again (`recoverCarried`);
+// - where the platform's create makes the child's object unasked (an anonymized branch comes with a
+//   read-write endpoint whether its create names one or not), a create that carried none leaves an
+//   object nobody stands for: the same choice hands it over afterwards, to the resource that would
+//   have been carried, and again when that resource is gone (`handOverUnasked`). No mark can follow
+//   then (the platform takes annotations only on the create): the status alone records it, and
+//   after its loss the same choice is made again.
 import { objectKey, type KubeObject, type ResourceKind, type Store } from "../../runtime/index.ts";
 import { ownerMark, parseOwnerMark } from "./installation.ts";
 import type { AnyKind, Carried } from "./kind.ts";
@@ -33,6 +39,8 @@ export interface CarriedChild {
   reference: Reference<unknown, unknown>;
   /** Where a child resource acts (its project): it must be the parent's. */
   scope(spec: unknown, status: unknown): string | undefined;
+  /** Whether the parent's create makes the child's object even when it carries none (the parent's spec). */
+  unasked?: ((parentSpec: unknown) => boolean) | undefined;
 }
 
 /** Describes the child side for a parent's `withCarried`: the kind and its reference carrying it. */
@@ -68,6 +76,7 @@ export function parentOf(child: CarriedChild) {
 /** What the parent's pass knows of itself, for choosing or recovering its child. */
 export interface ParentPass {
   obj: KubeObject;
+  spec: unknown;
   status: unknown;
   mark: string;
   deleting: boolean;
@@ -107,39 +116,75 @@ export interface ToCarry {
   message: string;
 }
 
+/** Whose object a parent's create makes, and what it carries for them. */
+interface Parent {
+  scope: string | undefined;
+  credentials: unknown;
+}
+
+/**
+ * The oldest resource of `child` naming the parent that would create its own object with the same
+ * scope and credentials, with what the parent's create carries for it.
+ */
+function chosen(pass: ParentPass, child: CarriedChild, parent: Parent) {
+  const key = JSON.stringify(parent.credentials ?? null);
+  for (const obj of naming(pass, child)) {
+    const parsed = child.kind.spec.safeParse(obj.spec ?? {});
+    if (!parsed.success) continue;
+    const spec: unknown = parsed.data;
+    const status = obj.status ?? {};
+    const policies = child.kind.policies(spec);
+    const own =
+      policies.management === "Manage" &&
+      policies.adopts === undefined &&
+      child.kind.recorded(status) === undefined &&
+      child.scope(spec, status) === parent.scope &&
+      JSON.stringify(policies.credentials ?? null) === key;
+    const body: unknown = own ? child.reference.carried?.body(spec) : undefined;
+    if (body === undefined) continue;
+    const made: MadeFor = { name: obj.metadata.name ?? "", uid: obj.metadata.uid ?? "" };
+    return { obj, body, made };
+  }
+  return undefined;
+}
+
 /**
  * What the create of the parent's object carries: for the first of `children` that has one, the
  * oldest resource naming the parent that would create its own object with the same scope and
  * credentials.
  */
-export function toCarry(
+export function toCarry(pass: ParentPass, children: readonly CarriedChild[], parent: Parent): ToCarry | undefined {
+  for (const child of children) {
+    const choice = chosen(pass, child, parent);
+    if (!choice) continue;
+    const { obj, body, made } = choice;
+    return {
+      carried: { marks: { [carriedMark(child.kind)]: markOf(pass, child, obj) }, body },
+      status: { [child.kind.noun]: made },
+      message: `with the ${child.kind.noun} of ${child.kind.resource.kind} ${made.name}`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The object the platform made with the parent's unasked, handed to the resource that would have
+ * been carried: when the status records none, or one that no longer exists.
+ */
+export function handOverUnasked(
   pass: ParentPass,
   children: readonly CarriedChild[],
-  parent: { scope: string | undefined; credentials: unknown },
-): ToCarry | undefined {
-  const key = JSON.stringify(parent.credentials ?? null);
+  parent: Parent,
+): Record<string, MadeFor> | undefined {
+  if (pass.deleting) return undefined;
   for (const child of children) {
-    for (const obj of naming(pass, child)) {
-      const parsed = child.kind.spec.safeParse(obj.spec ?? {});
-      if (!parsed.success) continue;
-      const spec: unknown = parsed.data;
-      const status = obj.status ?? {};
-      const policies = child.kind.policies(spec);
-      const own =
-        policies.management === "Manage" &&
-        policies.adopts === undefined &&
-        child.kind.recorded(status) === undefined &&
-        child.scope(spec, status) === parent.scope &&
-        JSON.stringify(policies.credentials ?? null) === key;
-      const body: unknown = own ? child.reference.carried?.body(spec) : undefined;
-      if (body === undefined) continue;
-      const made: MadeFor = { name: obj.metadata.name ?? "", uid: obj.metadata.uid ?? "" };
-      return {
-        carried: { marks: { [carriedMark(child.kind)]: markOf(pass, child, obj) }, body },
-        status: { [child.kind.noun]: made },
-        message: `with the ${child.kind.noun} of ${child.kind.resource.kind} ${made.name}`,
-      };
-    }
+    if (child.unasked?.(pass.spec) !== true) continue;
+    const recorded = (pass.status as Record<string, MadeFor | undefined>)[child.kind.noun];
+    const present = (m: MadeFor) =>
+      naming(pass, child).some((o) => o.metadata.name === m.name && o.metadata.uid === m.uid);
+    if (recorded !== undefined && present(recorded)) continue;
+    const choice = chosen(pass, child, parent);
+    if (choice) return { [child.kind.noun]: choice.made };
   }
   return undefined;
 }

@@ -187,8 +187,22 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
         : primary.byIndex(observesIndex, id).filter((key) => key !== objectKey(target));
     },
   });
-  // Kinds a create carries are watched for their cache only: the create reads it (carried.ts).
-  for (const child of features.carries) watches.push({ kind: child.kind.resource, map: () => [] });
+  // Kinds a create carries are watched for their cache (the create reads it, carried.ts), and wake
+  // a parent whose object came with theirs unasked: it is handed over to one of them.
+  for (const child of features.carries) {
+    const names = parentOf(child);
+    watches.push({
+      kind: child.kind.resource,
+      map: (target, primary) =>
+        child.unasked === undefined
+          ? []
+          : names(target).filter((key) => {
+              const parent = primary.getByKey(key);
+              const spec = parent ? parse(parent) : undefined;
+              return spec?.success === true && child.unasked?.(spec.data) === true;
+            }),
+    });
+  }
 
   const controller = create({
     kind: kind.resource,

@@ -130,9 +130,15 @@ export function withClaims<Spec, Status, Client>(claims: Claims<Spec, Status>): 
   return (f) => (f.claims = claims);
 }
 
-/** The create of this kind's object makes the object of a resource of `child` naming it. */
-export function withCarried<Spec, Status, Client>(child: CarriedChild): Option<Spec, Status, Client> {
-  return (f) => f.carries.push(child);
+/**
+ * The create of this kind's object makes the object of a resource of `child` naming it; `unasked`:
+ * where the spec makes the platform's create make that object even when it carries none.
+ */
+export function withCarried<Spec, Status, Client>(
+  child: CarriedChild,
+  made?: { unasked(spec: Spec): boolean },
+): Option<Spec, Status, Client> {
+  return (f) => f.carries.push(made ? { ...child, unasked: (spec) => made.unasked(spec as Spec) } : child);
 }
 
 export function withConnectionPublishing<Spec, Status, Client>(): Option<Spec, Status, Client> {

@@ -11,7 +11,7 @@
 // and on deletion: the management and deletion policies, what the deletion needs first (the
 // change observe names then), then delete and come back until the platform no longer shows it.
 import { Action, type KubeObject } from "../../runtime/index.ts";
-import { recoverCarried, toCarry } from "./carried.ts";
+import { handOverUnasked, recoverCarried, toCarry } from "./carried.ts";
 import type { Managed, Run, Settled } from "./features.ts";
 import { ownerAnnotation } from "./installation.ts";
 import type { Answer, ManagedObject, ManagedStatus, Observation, Policies, Step } from "./kind.ts";
@@ -92,8 +92,13 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
     }
     await this.unpublishedIfRefused(run, () => this.checkHolder(run, observation, observeOnly));
     if (!observeOnly) {
-      // What its create made for a child, when status lost it (carried.ts).
-      const recovered = recoverCarried(run, features.carries, observation.marks);
+      // What its create made for a child, when status lost it or nobody stood for it (carried.ts).
+      const recovered =
+        recoverCarried(run, features.carries, observation.marks) ??
+        handOverUnasked(run, features.carries, {
+          scope: features.waiting?.scope(run.spec, run.status),
+          credentials: policies.credentials,
+        });
       if (recovered) await run.save(recovered as Partial<Status>);
     }
     const step = observeOnly ? undefined : observation.next;
