@@ -176,11 +176,17 @@ describe("the database-per-tenant sample (samples/tenants/)", () => {
     const names = new Set<string>();
     for (const tenant of tenants) {
       const objects = rendered.get(tenant) ?? [];
-      expect(objects.map((o) => o.kind).sort()).toEqual(["Namespace", "Project"]);
+      expect(objects.map((o) => o.kind).sort()).toEqual(["Branch", "Namespace", "Project"]);
       const ns = objects.find((o) => o.kind === "Namespace");
       const project = objects.find((o) => o.kind === "Project");
       expect(ns.metadata.name).toBe(`tenant-${tenant}`);
       expect(project.metadata.namespace).toBe(ns.metadata.name);
+      // The default branch kept as it is (adopted, Orphan by default) with a nightly schedule.
+      const production = objects.find((o) => o.kind === "Branch");
+      expect(production.metadata.namespace).toBe(ns.metadata.name);
+      expect(production.spec.projectRef).toEqual({ name: project.metadata.name, defaultBranch: true });
+      expect(production.spec).not.toHaveProperty("deletionPolicy");
+      expect(production.spec.backupSchedule).toEqual([{ frequency: "daily", hour: 2, retention: "168h" }]);
       // The grant's selector picks the tenant's namespace by its labels.
       expect(ns.metadata.labels).toMatchObject(grant.spec.namespaceSelector.matchLabels);
       expect(project.spec.name).toBe(`tenant-${tenant}`);
@@ -211,5 +217,33 @@ describe("the database-per-tenant sample (samples/tenants/)", () => {
       ),
     );
     expect(await dryRun([project])).toContain("project.neoncloud.dev/db serverside-applied (server dry run)");
+    const production = {
+      ...objects.find((o) => o.kind === "Branch"),
+      metadata: { name: "production", namespace },
+    };
+    expect(await dryRun([production])).toContain(
+      "branch.neoncloud.dev/production serverside-applied (server dry run)",
+    );
+  });
+
+  it("the restore (samples/tenants/restore) is a Snapshot of production and a Branch with an endpoint from it, admitted as rendered", async () => {
+    const objects = (await kustomize("samples/tenants/restore")).map((o) => ({
+      ...o,
+      metadata: { ...o.metadata, namespace },
+    }));
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      "Branch/restored",
+      "ComputeEndpoint/restored",
+      "Snapshot/restore-point",
+    ]);
+    const out = await kubectl(
+      ["apply", "--server-side", "--dry-run=server", "--validate=strict", "-f", "-"],
+      {
+        input: objects.map((o) => JSON.stringify(o)).join("\n"),
+      },
+    );
+    expect(out).toContain("snapshot.neoncloud.dev/restore-point serverside-applied (server dry run)");
+    expect(out).toContain("branch.neoncloud.dev/restored serverside-applied (server dry run)");
+    expect(out).toContain("computeendpoint.neoncloud.dev/restored serverside-applied (server dry run)");
   });
 });

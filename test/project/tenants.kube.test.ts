@@ -2,7 +2,9 @@
 // sample's CredentialsGrant, two tenants' overlays of samples/tenants/ are applied as kustomize
 // renders them (each in a namespace of its own, renamed for this run), and the operator, acting
 // with its default credentials from its own namespace, gives each a project of its own and a
-// connection Secret. Removing one tenant removes its namespace and resources but keeps its project
+// connection Secret, and keeps each tenant's default branch on a nightly backup schedule; the
+// sample's restore, applied in a tenant's namespace, makes a branch with the data its snapshot kept
+// and a Secret to it. Removing one tenant removes its namespace and resources but keeps its project
 // and data on the platform; the other tenant is untouched.
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -138,6 +140,69 @@ describe("a database per tenant (samples/tenants/)", () => {
     expect(globex.settings?.allowedIps?.ips).toEqual(["198.51.100.0/24"]);
     const acme = await platform.getProject(ids.get("acme") ?? "");
     expect(acme.settings?.allowedIps?.ips ?? []).toEqual([]);
+  });
+
+  it("each tenant's default branch has the nightly backup schedule of backups.yaml", async () => {
+    for (const tenant of tenants) {
+      const id = ids.get(tenant) ?? "";
+      const main = (await platform.listBranches(id)).find((b) => b.default)?.id ?? "";
+      await eventually(
+        async () => {
+          const schedule = await platform.getBackupSchedule(id, main);
+          return schedule.length > 0 ? schedule : undefined;
+        },
+        { what: `tenant ${tenant}'s backup schedule` },
+      );
+      expect(
+        (await platform.getBackupSchedule(id, main)).map((i) => [i.frequency, i.hour, i.retentionSeconds]),
+      ).toEqual([["daily", 2, 7 * 24 * 3600]]);
+    }
+  });
+
+  it("a restore (samples/tenants/restore) brings back the data its snapshot kept, beside production", async () => {
+    const sql = async (url: string, text: string) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        return (await client.query<{ note: string }>(text)).rows.map((r) => r.note);
+      } finally {
+        await client.end();
+      }
+    };
+    const production = (await secret("acme"))?.DATABASE_URL ?? "";
+    await sql(production, "create table notes (note text)");
+    await sql(production, "insert into notes values ('kept')");
+    await apply(
+      await kustomizeOverlay({ resources: ["samples/tenants/restore"], namespace: namespaceOf("acme") }),
+    );
+    const snapshot = async () => {
+      const obj = JSON.parse(
+        await kubectl(["get", "snapshot", "restore-point", "-n", namespaceOf("acme"), "-o", "json"]),
+      ) as { status?: { conditions?: { type: string; status: string }[] } };
+      return obj.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? obj : undefined;
+    };
+    await eventually(snapshot, { what: "the Snapshot restore-point Ready" });
+    await sql(production, "insert into notes values ('written since')");
+    const restored = await eventually(
+      async () => {
+        const text = await kubectl([
+          "get",
+          "secret",
+          "db-restored",
+          "-n",
+          namespaceOf("acme"),
+          "--ignore-not-found",
+          "-o",
+          "json",
+        ]);
+        if (!text) return undefined;
+        const data = (JSON.parse(text) as { data: Record<string, string> }).data;
+        return Buffer.from(data.DATABASE_URL ?? "", "base64").toString();
+      },
+      { what: "the connection Secret db-restored", timeoutMs: 60_000 },
+    );
+    expect(await sql(restored, "select note from notes order by note")).toEqual(["kept"]);
+    expect(await sql(production, "select note from notes order by note")).toEqual(["kept", "written since"]);
   });
 
   it("removing a tenant removes its namespace and Secret, and keeps its project and data on the platform", async () => {
