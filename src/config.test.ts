@@ -77,4 +77,31 @@ describe("operator configuration", () => {
     expect(parseDuration("30")).toBeUndefined();
     expect(parseDuration("5 m")).toBeUndefined();
   });
+
+  it("reads a shard's selector, its hand-over delay and its share of an account's budget", () => {
+    const config = loadConfig(
+      [
+        "--watch-label-selector=neoncloud.dev/shard in (a, b)",
+        "--shard-handover-delay=2m",
+        "--account-budget-share=0.5",
+      ],
+      {},
+    );
+    expect(config.watchLabelSelector?.matches({ "neoncloud.dev/shard": "b" })).toBe(true);
+    expect(config.watchLabelSelector?.matches({})).toBe(false);
+    expect(config.shardHandoverMs).toBe(120_000);
+    expect(config.accountBudgetShare).toBe(0.5);
+    const defaults = loadConfig([], {});
+    expect(defaults.watchLabelSelector).toBeUndefined();
+    expect(defaults.accountBudgetShare).toBe(1);
+  });
+
+  it("refuses a selector it cannot read and a share outside (0, 1], naming the flag and the rule", () => {
+    const found = problems(["--watch-label-selector=shard in (a", "--account-budget-share=1.5"]);
+    expect(found.join("\n")).toContain("--watch-label-selector");
+    expect(found.join("\n")).toContain("unbalanced parentheses");
+    expect(found.join("\n")).toContain("--account-budget-share");
+    expect(found.join("\n")).toContain("must be at most 1");
+    expect(problems(["--account-budget-share=0"]).join("\n")).toContain("must be above 0");
+  });
 });

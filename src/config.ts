@@ -41,6 +41,15 @@ export const platformSettings = {
     undefined,
     "Secret holding the platform API key used when a resource names none (name or namespace/name).",
   ),
+  accountBudgetShare: setting(
+    "account-budget-share",
+    z
+      .string()
+      .transform(Number)
+      .pipe(z.number({ message: "expected a number" }).gt(0, "must be above 0").max(1, "must be at most 1")),
+    "1",
+    "The share of each platform account's request budget (700 a minute, 40 a second per route) this instance spends: with shards acting on one account, their shares must add up to at most 1 (e.g. 0.5 each of two).",
+  ),
   installationId: setting(
     "installation-id",
     z

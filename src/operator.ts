@@ -10,6 +10,7 @@ import { installationId } from "./controllers/managed/installation.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
 import { kindControllers } from "./controllers/registry.ts";
 import { registerOperatorMetrics } from "./metrics.ts";
+import { PLATFORM_RATE_LIMITS, type RateLimits } from "./platform/index.ts";
 import {
   KubeApiError,
   KubeClient,
@@ -73,6 +74,8 @@ export async function startOperator(
       metrics: platformMetrics,
       pollIntervalMs,
       operationPolling: config.operationPolling,
+      // Shards acting on one account each spend their share of its budget (docs/scale.md).
+      ...(config.accountBudgetShare < 1 && { limits: budgetShare(config.accountBudgetShare) }),
     },
   });
   // Alive (not ready) while the start-up reads below wait for the API server.
@@ -113,11 +116,22 @@ export async function startOperator(
   };
   // Metrics only read each controller's queue and caches, never hand it objects.
   controllers.push(...kindControllers(options, (o) => manager.controller(o)));
+  if (
+    config.watchLabelSelector &&
+    config.leaderElection &&
+    config.leaderElectionId === "neon-cloud-operator"
+  ) {
+    log.warn(
+      { selector: config.watchLabelSelector.text },
+      "a shard with the default --leader-election-id: shards sharing one Lease stand in for each other instead of running side by side; give each its own",
+    );
+  }
   await manager.start();
   log.info(
     {
       identity: manager.identity,
       namespaces: config.namespaces.length > 0 ? config.namespaces : "all",
+      ...(config.watchLabelSelector && { shard: config.watchLabelSelector.text }),
       platform: config.platformBaseUrl,
     },
     "operator started",
@@ -167,4 +181,12 @@ async function mayReadGrants(client: KubeClient, log: Logger): Promise<boolean> 
     );
     return false;
   }
+}
+
+/** The platform's limits scaled to this instance's share of an account. */
+function budgetShare(share: number): RateLimits {
+  return {
+    perMinute: Math.max(1, Math.floor(PLATFORM_RATE_LIMITS.perMinute * share)),
+    burstPerSecondPerRoute: Math.max(1, Math.floor(PLATFORM_RATE_LIMITS.burstPerSecondPerRoute * share)),
+  };
 }

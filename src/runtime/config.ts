@@ -6,6 +6,7 @@
 // settings are in src/config.ts).
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { parseLabelSelector } from "./label-selector.ts";
 /** Parses a Go-style duration ("500ms", "30s", "5m", "1h30m") to milliseconds. */
 export function parseDuration(text: string): number | undefined {
   const units: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
@@ -83,6 +84,26 @@ export const runtimeSettings = {
       .pipe(z.array(z.string().regex(dnsLabel, "each namespace must be a DNS-1123 label"))),
     "",
     "Comma-separated namespaces to watch; empty watches all namespaces.",
+  ),
+  watchLabelSelector: setting(
+    "watch-label-selector",
+    z.string().transform((text, ctx) => {
+      if (text.trim() === "") return undefined;
+      try {
+        return parseLabelSelector(text);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: `expected a label selector: ${(err as Error).message}` });
+        return z.NEVER;
+      }
+    }),
+    "",
+    "Reconcile only objects whose labels match (a shard, e.g. neoncloud.dev/shard=a; another instance takes !neoncloud.dev/shard). Every object is still cached. Give each shard its own --leader-election-id. Empty: every object.",
+  ),
+  shardHandoverMs: setting(
+    "shard-handover-delay",
+    duration(0),
+    "60s",
+    "With --watch-label-selector: how long an object whose labels moved it here from another shard waits before its first reconcile, so the other shard's running reconcile ends first.",
   ),
   concurrency: setting("concurrency", integer(1, 100), "4", "Objects of one kind reconciled at once."),
   resyncPeriodMs: setting(

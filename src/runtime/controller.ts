@@ -21,6 +21,7 @@ import { inReconcile, silentLogger, type Logger } from "./log.ts";
 import type { Metrics, ReconcileResult } from "./metrics.ts";
 import { ApiServerOutage } from "./outage.ts";
 import { OwnWrites } from "./own-writes.ts";
+import { handedOver, type Shard } from "./shard.ts";
 import { StatusWriter, type StatusPatchOptions } from "./status.ts";
 import type { CacheTransform } from "./transform.ts";
 import { WorkQueue, duePriority, jittered, lowPriority, type BackoffOptions } from "./workqueue.ts";
@@ -104,6 +105,8 @@ export interface ControllerOptions<T extends KubeObject> {
   apiServerRetryMaxMs?: number;
   /** Tuning of the informers (watch timeouts, watchdog, reconnect backoff). */
   informer?: Omit<InformerOptions, "namespaces" | "labelSelector" | "log">;
+  /** The objects of all it caches this instance reconciles, when instances share a kind (shard.ts). */
+  shard?: Shard;
 }
 
 export interface ControllerDeps {
@@ -133,6 +136,8 @@ export class Controller<T extends KubeObject = KubeObject> {
    * something it watches, or a resync does.
    */
   private readonly terminal = new Map<string, number | undefined>();
+  /** Objects taken over from another shard, held until then (shard.ts). */
+  private readonly held = new Map<string, number>();
   /** Keys that wait for the API server to answer again (outage.ts). */
   private readonly outage: ApiServerOutage;
   private queue: WorkQueue | undefined;
@@ -172,10 +177,19 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.own.echoed(o);
         this.enqueue(objectKey(o));
       },
-      update: (_, o) => {
+      update: (old, o) => {
         // The echo of this controller's own write carries nothing new: the reconcile that wrote
         // it has already chosen what comes next (a poll, a turn, nothing).
         if (this.own.echoed(o) || this.own.holdDuringReconcile(o)) return;
+        if (options.shard && handedOver(options.shard, old, o)) {
+          this.log.info(
+            { object: objectKey(o), afterMs: options.shard.handoverMs },
+            "taken over from another shard; reconciled once that shard's running reconcile can have ended",
+          );
+          this.held.set(objectKey(o), Date.now() + options.shard.handoverMs);
+          this.enqueue(objectKey(o));
+          return;
+        }
         this.enqueue(objectKey(o));
       },
       delete: (o) => {
@@ -315,7 +329,15 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   /** Queues `key` (namespace/name) for reconciling, e.g. from a custom trigger. */
   enqueue(key: string): void {
-    this.queue?.add(key);
+    if (this.mine(key)) this.queue?.add(key);
+  }
+
+  /** Whether this instance reconciles the object: its shard's, or gone from the cache. */
+  private mine(key: string): boolean {
+    const shard = this.options.shard;
+    if (!shard) return true;
+    const cached = this.informer.getByKey(key);
+    return cached === undefined || shard.selector.matches(cached.metadata.labels);
   }
 
   /**
@@ -374,7 +396,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.resyncTimer = setTimeout(() => {
       // A resync looks at everything again, a terminal failure included (once per period).
       this.terminal.clear();
-      for (const key of this.informer.keys()) this.queue?.add(key, lowPriority);
+      for (const key of this.informer.keys()) if (this.mine(key)) this.queue?.add(key, lowPriority);
       this.scheduleResync();
     }, jittered(period));
     this.resyncTimer.unref();
@@ -454,6 +476,19 @@ export class Controller<T extends KubeObject = KubeObject> {
       return;
     }
     if (obj === "wait") return;
+    if (obj && this.options.shard && !this.options.shard.selector.matches(obj.metadata.labels)) {
+      // Moved to another shard since it was queued: that shard's now.
+      queue.forget(key);
+      this.outage.release(key);
+      return;
+    }
+    const until = this.held.get(key) ?? 0;
+    if (until > Date.now()) {
+      // Just taken over from another shard, which may still be reconciling it (shard.ts).
+      queue.addAfter(key, until - Date.now());
+      return;
+    }
+    this.held.delete(key);
     if (!obj) {
       // Deleted (and finalized): nothing left to do.
       queue.forget(key);

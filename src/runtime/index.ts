@@ -68,3 +68,5 @@ export {
   type BackoffOptions,
   type WorkQueueOptions,
 } from "./workqueue.ts";
+export { parseLabelSelector, type LabelSelector, type Labels } from "./label-selector.ts";
+export { handedOver, type Shard } from "./shard.ts";

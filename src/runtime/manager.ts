@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { MetricsAuthorizer } from "./metrics-auth.ts";
 import { selfSignedCertificate } from "./self-signed.ts";
 import { startSecureMetricsServer, startServer, type RunningServer } from "./server.ts";
+import type { Shard } from "./shard.ts";
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -37,6 +38,8 @@ export interface ManagerOptions {
   secureMetrics?: { address: string; certDir?: string };
   /** How long running reconciles may take to finish on shutdown (default 30 s). */
   shutdownDeadlineMs?: number;
+  /** The objects every controller of this replica reconciles, when replicas are shards (shard.ts). */
+  shard?: Shard | undefined;
   /** reportingController of Events. */
   eventController?: string;
   metrics?: Metrics;
@@ -65,6 +68,9 @@ export function managerOptionsFromConfig(
       ? { address: config.metricsSecureAddress, certDir: config.metricsCertDir }
       : undefined,
     shutdownDeadlineMs: config.shutdownDeadlineMs,
+    shard: config.watchLabelSelector
+      ? { selector: config.watchLabelSelector, handoverMs: config.shardHandoverMs }
+      : undefined,
     leaderElection: config.leaderElection
       ? { namespace: config.leaderElectionNamespace, name: config.leaderElectionId }
       : undefined,
@@ -105,7 +111,8 @@ export class Manager {
   /** Creates a controller wired to this manager's client, metrics, events and logger. */
   controller<T extends KubeObject>(options: ControllerOptions<T>): Controller<T> {
     if (this.started) throw new Error("add controllers before starting the manager");
-    const controller = new Controller<T>(options, {
+    const shard = options.shard ?? this.options.shard;
+    const controller = new Controller<T>(shard ? { ...options, shard } : options, {
       client: this.options.client,
       metrics: this.metrics,
       events: this.events,

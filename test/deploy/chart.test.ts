@@ -15,6 +15,7 @@ test.each([
     "one replica, no NetworkPolicy, no roles for people",
     { replicaCount: "1", "networkPolicy.enabled": "false", "userRoles.create": "false" },
   ],
+  ["two shards", { "shards[0].name": "a", "shards[0].accountBudgetShare": "0.5", "shards[1].name": "b" }],
   [
     "extra flags and variables",
     { "extraArgs[0]": "--resync-period=30m", "extraEnv[0].name": "A", "extraEnv[0].value": "b" },
@@ -122,7 +123,56 @@ test("a second release in the same namespace has its own names, pods and Lease",
   );
 });
 
+test("shards: a Deployment each, with its selector, Lease and budget share, read by the operator as its settings", async () => {
+  const manifests = await helmTemplate({
+    "shards[0].name": "a",
+    "shards[0].accountBudgetShare": "0.4",
+    "shards[1].name": "b",
+    "shards[1].accountBudgetShare": "0.3",
+    accountBudgetShare: "0.3",
+  });
+  const deployments = findAll(manifests, "Deployment");
+  const configOf = (d: Loose) => {
+    const container = d.spec.template.spec.containers[0];
+    const env = Object.fromEntries(
+      container.env.filter((e: Loose) => e.value !== undefined).map((e: Loose) => [e.name, e.value]),
+    );
+    return loadConfig(container.args.slice(1), env);
+  };
+  expect(deployments.map((d) => d.metadata.name)).toEqual([
+    "neon-cloud-operator",
+    "neon-cloud-operator-shard-a",
+    "neon-cloud-operator-shard-b",
+  ]);
+  const [main, a, b] = deployments.map(configOf);
+  const labelled = (shard: string) => ({ "neoncloud.dev/shard": shard });
+  // Every resource is reconciled by exactly one of them.
+  const takers = (labels: Record<string, string>) =>
+    [main, a, b].flatMap((c, i) => ((c!.watchLabelSelector?.matches(labels) ?? true) ? [i] : []));
+  expect([{}, labelled("a"), labelled("b")].map(takers)).toEqual([[0], [1], [2]]);
+  // A shard named by no Deployment is nobody's: a typo shows as a resource never reconciled.
+  expect(takers(labelled("c"))).toEqual([]);
+  expect([main, a, b].map((c) => c!.leaderElectionId)).toEqual([
+    "neon-cloud-operator",
+    "neon-cloud-operator-shard-a",
+    "neon-cloud-operator-shard-b",
+  ]);
+  expect([main, a, b].map((c) => c!.accountBudgetShare)).toEqual([0.3, 0.4, 0.3]);
+  // Each shard's pods are its Deployment's alone; the Service and NetworkPolicy select them all.
+  const shardA = deployments[1]!;
+  expect(shardA.spec.selector.matchLabels).toMatchObject(labelled("a"));
+  expect(shardA.spec.template.metadata.labels).toMatchObject(labelled("a"));
+  for (const kind of ["Service", "NetworkPolicy"]) {
+    const selector =
+      find(manifests, kind).spec.selector ?? find(manifests, kind).spec.podSelector.matchLabels;
+    for (const key of Object.keys(selector))
+      expect(shardA.spec.template.metadata.labels[key]).toBe(selector[key]);
+  }
+});
+
 test.each([
+  [{ "shards[0].name": "A" }, "/shards/0/name"],
+  [{ "shards[0].name": "a", "shards[0].accountBudgetShare": "1.5" }, "/shards/0/accountBudgetShare"],
   [{ logLevel: "loud" }, "/logLevel"],
   [{ "watchNamespaces[0]": "Team_A" }, "/watchNamespaces/0"],
   [{ replicaCount: "0" }, "/replicaCount"],

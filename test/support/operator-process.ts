@@ -28,6 +28,8 @@ export interface OperatorProcessOptions {
   lines?: string[];
   /** Elect a leader through a Lease in `namespace` (default: no leader election). */
   leaderElection?: boolean;
+  /** More flags (a shard's selector, its Lease). */
+  flags?: string[];
 }
 
 export class OperatorProcess {
@@ -53,6 +55,7 @@ export class OperatorProcess {
       `--metrics-address=127.0.0.1:${port}`,
       `--poll-interval=${options.pollInterval ?? "100ms"}`,
       "--log-level=debug",
+      ...(options.flags ?? []),
     ];
     this.child = spawn(process.execPath, args, {
       cwd: repoRoot,
