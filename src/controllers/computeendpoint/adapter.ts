@@ -198,8 +198,10 @@ export class ComputeEndpoints implements Adapter<Spec, S, ObservedEndpoint, Endp
       list.find((e) => names.includes(e.name ?? "") || handed(e));
     const found = match(await client.snapshot(projectId, { maxAgeMs: observeMaxAge(obj, this.resyncMs) }));
     // The snapshot may be as old as the resync period: an endpoint the user named (to adopt or
-    // observe) and made outside the operator may be newer. A miss is believed only after a fresh list.
-    if (found || !(spec.endpointId ?? spec.madeWithBranch)) return this.withBranchMark(pass, found);
+    // observe) and made outside the operator may be newer, and so may one recorded in status by
+    // another process (a shard this resource moved from, docs/scale.md). A miss of a known endpoint
+    // is believed only after a fresh list, never answered with a second create.
+    if (found || !(id ?? spec.madeWithBranch)) return this.withBranchMark(pass, found);
     return this.withBranchMark(pass, match(await client.snapshot(projectId, { maxAgeMs: 0 })));
   }
 

@@ -775,6 +775,82 @@ describe("the Helm chart on a real node", () => {
     expect(images.split(" ").every((i) => i.endsWith(`:${tag}`))).toBe(true);
   });
 
+  it("two shards of the image by label: each resource made by its own shard, one moved without a second create", async () => {
+    const shardOf = (label: string) => ["-l", `app.kubernetes.io/instance=${release},${label}`];
+    await helm(
+      "upgrade",
+      release,
+      chart,
+      "-n",
+      helmNamespace,
+      "--reuse-values",
+      "--set",
+      "shards[0].name=a",
+      "--set",
+      "shards[0].accountBudgetShare=0.5",
+      "--set",
+      "accountBudgetShare=0.5",
+      "--set",
+      "logLevel=debug",
+      // A moved resource waits this long before the shard it joins acts (the default is a minute).
+      "--set",
+      "extraArgs[0]=--shard-handover-delay=5s",
+      "--wait",
+      "--timeout=3m",
+    );
+    for (const deployment of ["neon-cloud-operator", "neon-cloud-operator-shard-a"])
+      await kubectl(["-n", helmNamespace, "rollout", "status", `deployment/${deployment}`, "--timeout=180s"]);
+    const labelled = (name: string, shard: string | undefined, extra: Record<string, unknown> = {}) => {
+      const obj = JSON.parse(computeEndpoint(name, "br-dev", "read_only", workNamespace, extra)) as {
+        metadata: { labels?: Record<string, string> };
+      };
+      if (shard) obj.metadata.labels = { "neoncloud.dev/shard": shard };
+      return JSON.stringify(obj);
+    };
+    const made = () =>
+      emulator.requestLog.counters().by_route["POST /projects/:project_id/endpoints"]?.["201"] ?? 0;
+    const before = made();
+    await kubectl(
+      ["apply", "-f", "-"],
+      [labelled("in-main", undefined), labelled("in-a", "a")].join("\n---\n"),
+    );
+    await waitReady("computeendpoint", ["in-main", "in-a"]);
+    expect(made() - before).toBe(2);
+    const logsOf = async (label: string) =>
+      kubectl(["-n", helmNamespace, "logs", ...shardOf(label), "--tail=-1", "--prefix"]);
+    const about = (logs: string, name: string) => logs.includes(`"name":"${name}"`);
+    const [mainLogs, shardLogs] = [
+      await logsOf("!neoncloud.dev/shard"),
+      await logsOf("neoncloud.dev/shard=a"),
+    ];
+    expect([about(mainLogs, "in-main"), about(mainLogs, "in-a")]).toEqual([true, false]);
+    expect([about(shardLogs, "in-a"), about(shardLogs, "in-main")]).toEqual([true, false]);
+
+    // Moved to shard a and changed: the shard makes the change on the endpoint it finds, none new.
+    const [id] = await endpointIds(["in-main"]);
+    await kubectl(["-n", workNamespace, "label", "computeendpoint", "in-main", "neoncloud.dev/shard=a"]);
+    await kubectl(["apply", "-f", "-"], labelled("in-main", "a", { computeUnits: { min: 0.25, max: 2 } }));
+    await eventually(
+      async () =>
+        (await platform.listEndpoints("proj-alpha")).find((e) => e.id === id)?.autoscalingLimitMaxCu === 2
+          ? true
+          : undefined,
+      { what: "the moved resource's change on the platform", timeoutMs: 120_000, intervalMs: 500 },
+    ).catch(async (err: unknown) => {
+      // What each side said of it, for whoever reads a failure.
+      for (const label of ["!neoncloud.dev/shard", "neoncloud.dev/shard=a"]) {
+        const lines = (await logsOf(label)).split("\n").filter((l) => about(l, "in-main"));
+        process.stdout.write(`${label}:\n${lines.slice(-30).join("\n")}\n`);
+      }
+      process.stdout.write(
+        await kubectl(["-n", workNamespace, "get", "computeendpoint", "in-main", "-o", "yaml"]),
+      );
+      throw err;
+    });
+    expect(made() - before).toBe(2);
+    expect(await endpointIds(["in-main"])).toEqual([id]);
+  });
+
   it("helm uninstall leaves what docs/install.md says: the CRDs and the Secret you created", async () => {
     await helm("uninstall", release, "-n", helmNamespace, "--wait");
     expect(await kubectl(["get", "crd", "-o", "name"])).toContain("computeendpoints.neoncloud.dev");
