@@ -361,6 +361,61 @@ export function leadership(ctx: Chaos): Promise<CampaignResult> {
   });
 }
 
+/** The label the shards campaign splits resources by. */
+const shardLabel = "neoncloud.dev/shard";
+
+/**
+ * Two shards by label (--watch-label-selector), each one replica with half the account's budget:
+ * resources drawn into either, moved between them during work, and shards killed with kill -9 at
+ * random moments. Every invariant must hold as with one operator: nothing created twice across the
+ * two, nothing lost, every key stored or revoked.
+ */
+export function shards(ctx: Chaos): Promise<CampaignResult> {
+  return campaign(
+    ctx,
+    "shards",
+    "two shards by label: resources moved between them, shards killed",
+    async (w) => {
+      const counts = { moves: 0, "shard kills": 0 };
+      if (ctx.single) await ctx.operators.stop(ctx.single);
+      ctx.single = undefined;
+      const flagsOf = (selector: string) => [
+        `--watch-label-selector=${selector}`,
+        "--account-budget-share=0.5",
+        "--shard-handover-delay=3s",
+      ];
+      const selectors = [`${shardLabel}=a`, `${shardLabel}!=a`];
+      const replicas = new Set(selectors.map((s) => ctx.operators.start(false, undefined, flagsOf(s))));
+      ctx.operators.onReplaced = (old, fresh) => {
+        if (replicas.delete(old)) replicas.add(fresh);
+      };
+      await Promise.all([...replicas].map((r) => r.started));
+      const draw = () => (ctx.random.chance(0.5) ? "a" : "b");
+      w.labels = () => ({ [shardLabel]: draw() });
+      const killAt = strikes(ctx.mode.flows, ctx.mode.leaderKills);
+      for (let i = 0; i < ctx.mode.flows; i++) {
+        await w.step(pickFlow(ctx.random));
+        if (ctx.random.chance(0.3) && (await w.relabel(shardLabel, draw()))) counts.moves++;
+        if (killAt.has(i)) {
+          const victim = ctx.random.pick([...replicas]);
+          await sleep(ctx.random.int(0, 1500));
+          if (await ctx.operators.kill(victim)) counts["shard kills"]++;
+          replicas.delete(victim);
+          replicas.add(ctx.operators.start(false, undefined, victim.flags));
+        }
+        await gap(ctx.random);
+      }
+      return {
+        counts,
+        after: async () => {
+          ctx.operators.onReplaced = ctx.replaceSingle;
+          await Promise.all([...replicas].map((r) => ctx.operators.stop(r)));
+        },
+      };
+    },
+  );
+}
+
 /** The flow indexes at which a campaign strikes `times` times, spread over its flows. */
 function strikes(flows: number, times: number): Set<number> {
   return new Set(Array.from({ length: times }, (_, k) => Math.floor(((k + 0.5) * flows) / times)));

@@ -15,6 +15,7 @@ import {
   baseline,
   chaosGrantLabel,
   cutOff,
+  shards,
   kills,
   kubernetesFaults,
   leadership,
@@ -49,7 +50,8 @@ Seeded fault campaigns against the operator (separate processes), a local
 Kubernetes API server and the platform emulator: a fault-free baseline, kill -9
 of the operator, API server restarts and watch cuts, platform faults, killing
 the leader of two replicas, cutting the leader off from the API server without
-killing it, and wiping every resource's status (a restore without status).
+killing it, two shards by label with resources moved between them and shards
+killed, and wiping every resource's status (a restore without status).
 Then the invariants, one line each.
 
 Options:
@@ -58,7 +60,7 @@ Options:
   --kills N       kill -9 count of the kills campaign (default 200, quick 18)
   --flows N       flows of each other campaign (default 60, quick 18)
   --only LIST     comma-separated campaigns to run after the baseline
-                  (kills,kubernetes,platform,leadership,cutoff,restore; and
+                  (kills,kubernetes,platform,leadership,cutoff,shards,restore; and
                   recreate, a restore with new UIDs, which runs only when named)
   --out FILE      where to write the report (default docs/reliability.md; "-" for none)
   --keep          keep the work directory (logs, control plane state)
@@ -228,6 +230,7 @@ async function main(argv: string[]): Promise<number> {
     await run("platform", platformFaultsCampaign);
     await run("leadership", leadership);
     await run("cutoff", cutOff);
+    await run("shards", shards);
     await run("restore", statusWiped);
     await run("recreate", recreated, true);
 

@@ -30,6 +30,8 @@ export interface OperatorProcess {
   started: Promise<void>;
   exited: Promise<void>;
   leaderElection: boolean;
+  /** Flags beyond the shared ones (a shard's selector): a replacement gets them too. */
+  flags: string[];
   /** Set before we kill or stop it: any other exit is a crash. */
   ending: boolean;
 }
@@ -57,8 +59,11 @@ export class Operators {
     this.settings = settings;
   }
 
-  /** Starts a replica; `kubeconfig` overrides the shared one (a path of its own to the API server). */
-  start(leaderElection: boolean, kubeconfig?: string): OperatorProcess {
+  /**
+   * Starts a replica; `kubeconfig` overrides the shared one (a path of its own to the API server),
+   * `flags` are added to the shared ones (a shard's selector and budget share).
+   */
+  start(leaderElection: boolean, kubeconfig?: string, flags: string[] = []): OperatorProcess {
     const s = this.settings;
     const name = `chaos-op-${++this.count}`;
     const logFile = join(s.logDir, `${name}.log`);
@@ -76,6 +81,7 @@ export class Operators {
       // One installation across every replica and restart, so the owner marks of what it creates
       // are known to the invariants (they compute them as the operator does).
       `--installation-id=${chaosInstallationId}`,
+      ...flags,
     ];
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,
@@ -106,7 +112,16 @@ export class Operators {
       void exited.then(() => fail(new Error(`${name} exited before it started; see ${logFile}`)));
     });
     started.catch(() => undefined); // a process killed while starting is part of the plan
-    const proc: OperatorProcess = { name, logFile, child, started, exited, leaderElection, ending: false };
+    const proc: OperatorProcess = {
+      name,
+      logFile,
+      child,
+      started,
+      exited,
+      leaderElection,
+      flags,
+      ending: false,
+    };
     this.running.add(proc);
     void exited.then(() => this.running.delete(proc));
     return proc;
@@ -121,7 +136,7 @@ export class Operators {
         .find((l) => /Error|error:/.test(l) && !l.startsWith("{"))
         ?.trim() ?? `exit ${proc.child.exitCode ?? proc.child.signalCode}`;
     this.crashes.push({ name: proc.name, logFile: proc.logFile, error });
-    this.onReplaced(proc, this.start(proc.leaderElection));
+    this.onReplaced(proc, this.start(proc.leaderElection, undefined, proc.flags));
   }
 
   /** kill -9, and wait until the process is gone. False when it had already exited. */

@@ -137,6 +137,8 @@ export class Workload {
   readonly namespace: string;
   private readonly branches: BranchPool;
   private readonly limits: { endpoints: number; keys: number };
+  /** Labels each new resource gets (a shard's, drawn per resource). */
+  labels: () => Record<string, string> | undefined = () => undefined;
 
   constructor(
     kube: KubeClient,
@@ -218,7 +220,7 @@ export class Workload {
     const created = await createOnce<EndpointObject>(this.kube, computeEndpointResourceKind, {
       apiVersion: "neoncloud.dev/v1alpha1",
       kind: "ComputeEndpoint",
-      metadata: { name, namespace: this.namespace },
+      metadata: { name, namespace: this.namespace, labels: this.labels() },
       spec,
     });
     this.endpoints.set(name, { uid: created.metadata.uid ?? "", spec });
@@ -267,7 +269,7 @@ export class Workload {
     const created = await createOnce<ApiKeyObject>(this.kube, apiKeyResourceKind, {
       apiVersion: "neoncloud.dev/v1alpha1",
       kind: "ApiKey",
-      metadata: { name, namespace: this.namespace },
+      metadata: { name, namespace: this.namespace, labels: this.labels() },
       spec: {
         keyName: `${this.namespace}-${name}`,
         deletionPolicy: "Revoke",
@@ -306,6 +308,26 @@ export class Workload {
     );
     const due = obj?.status?.nextRotationAt;
     return due === undefined ? undefined : Date.parse(due);
+  }
+
+  /** Sets a label on a live resource of either kind, drawn at random (a move between shards). */
+  async relabel(key: string, value: string): Promise<string | undefined> {
+    const kinds = [
+      ...[...this.endpoints.keys()].map((name) => [computeEndpointResourceKind, name] as const),
+      ...[...this.keys.keys()].map((name) => [apiKeyResourceKind, name] as const),
+    ];
+    if (kinds.length === 0) return undefined;
+    const [kind, name] = this.random.pick(kinds);
+    await persist(`label ${name}`, () =>
+      this.kube.patch(
+        kind,
+        this.namespace,
+        name,
+        { metadata: { labels: { [key]: value } } },
+        ContentType.MergePatch,
+      ),
+    );
+    return name;
   }
 
   /** Deletes every live resource (the end of a run: afterwards nothing may remain on the platform). */
