@@ -480,6 +480,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       // Moved to another shard since it was queued: that shard's now.
       queue.forget(key);
       this.outage.release(key);
+      this.held.delete(key);
       return;
     }
     const until = this.held.get(key) ?? 0;

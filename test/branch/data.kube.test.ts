@@ -178,7 +178,8 @@ describe("a masked branch", () => {
     await h.apply(branch("masked-late", { parent: { branchId: main }, masking }));
     const id = (await ready<BranchObject>(h, branches, "masked-late")).status!.branchId!;
     // The platform gives an anonymized branch a read-write endpoint of its own, asked or not.
-    const onBranch = async () => (await h.platform.listEndpoints("proj-alpha")).filter((e) => e.branchId === id);
+    const onBranch = async () =>
+      (await h.platform.listEndpoints("proj-alpha")).filter((e) => e.branchId === id);
     const made = await onBranch();
     expect(made.map((e) => e.type)).toEqual(["read_write"]);
 

@@ -150,7 +150,9 @@ describe("what a Branch's status lost of the endpoint its create made", () => {
 });
 
 describe("the read-write endpoint a masked branch's create made unasked", () => {
-  const masked = branchSpec({ masking: { rules: [{ database: "d", table: "t", column: "c", value: "'x'" }] } });
+  const masked = branchSpec({
+    masking: { rules: [{ database: "d", table: "t", column: "c", value: "'x'" }] },
+  });
   const unasked = [{ ...child, unasked: (spec: unknown) => (spec as BranchSpec).masking !== undefined }];
   const handOver = (endpoints: Ce[], status: BranchStatus = {}, spec = masked) =>
     handOverUnasked(pass(endpoints, status, spec), unasked, parent(spec));

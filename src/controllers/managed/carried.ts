@@ -153,7 +153,11 @@ function chosen(pass: ParentPass, child: CarriedChild, parent: Parent) {
  * oldest resource naming the parent that would create its own object with the same scope and
  * credentials.
  */
-export function toCarry(pass: ParentPass, children: readonly CarriedChild[], parent: Parent): ToCarry | undefined {
+export function toCarry(
+  pass: ParentPass,
+  children: readonly CarriedChild[],
+  parent: Parent,
+): ToCarry | undefined {
   for (const child of children) {
     const choice = chosen(pass, child, parent);
     if (!choice) continue;
