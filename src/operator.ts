@@ -10,12 +10,13 @@ import { installationId } from "./controllers/managed/installation.ts";
 import type { KindControllerOptions } from "./controllers/options.ts";
 import { kindControllers } from "./controllers/registry.ts";
 import { registerOperatorMetrics } from "./metrics.ts";
-import { PLATFORM_RATE_LIMITS, type RateLimits } from "./platform/index.ts";
+import { accountShare } from "./platform/index.ts";
 import {
   KubeApiError,
   KubeClient,
   Manager,
   managerOptionsFromConfig,
+  runtimeSettings,
   isApiServerUnavailable,
   isNotFound,
   whenApiServerAnswers,
@@ -75,7 +76,7 @@ export async function startOperator(
       pollIntervalMs,
       operationPolling: config.operationPolling,
       // Shards acting on one account each spend their share of its budget (docs/scale.md).
-      ...(config.accountBudgetShare < 1 && { limits: budgetShare(config.accountBudgetShare) }),
+      ...(config.accountBudgetShare < 1 && { limits: accountShare(config.accountBudgetShare) }),
     },
   });
   // Alive (not ready) while the start-up reads below wait for the API server.
@@ -119,7 +120,7 @@ export async function startOperator(
   if (
     config.watchLabelSelector &&
     config.leaderElection &&
-    config.leaderElectionId === "neon-cloud-operator"
+    config.leaderElectionId === runtimeSettings.leaderElectionId.default
   ) {
     log.warn(
       { selector: config.watchLabelSelector.text },
@@ -181,12 +182,4 @@ async function mayReadGrants(client: KubeClient, log: Logger): Promise<boolean> 
     );
     return false;
   }
-}
-
-/** The platform's limits scaled to this instance's share of an account. */
-function budgetShare(share: number): RateLimits {
-  return {
-    perMinute: Math.max(1, Math.floor(PLATFORM_RATE_LIMITS.perMinute * share)),
-    burstPerSecondPerRoute: Math.max(1, Math.floor(PLATFORM_RATE_LIMITS.burstPerSecondPerRoute * share)),
-  };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RateBudget } from "./budget.ts";
+import { RateBudget, accountShare } from "./budget.ts";
 import { RateLimitedError } from "./errors.ts";
 
 /** Largest number of grants that fall into any window of `windowMs`. */
@@ -106,5 +106,12 @@ describe("the account's rate budget", () => {
     const budget = new RateBudget({ perMinute: 100_000, burstPerSecondPerRoute: 100, accountBurst: 100 });
     budget.pause(200);
     expect(await budget.acquire("/api_keys", "mutation")).toBeGreaterThan(100);
+  });
+});
+
+describe("a share of the account's budget (shards on one account)", () => {
+  it("scales the minute's budget and the route burst, never below one", () => {
+    expect(accountShare(0.5)).toEqual({ perMinute: 350, burstPerSecondPerRoute: 20 });
+    expect(accountShare(0.001)).toEqual({ perMinute: 1, burstPerSecondPerRoute: 1 });
   });
 });

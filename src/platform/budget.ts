@@ -38,6 +38,14 @@ export interface RateLimits {
 
 export const PLATFORM_RATE_LIMITS: RateLimits = { perMinute: 700, burstPerSecondPerRoute: 40 };
 
+/** The platform's limits scaled to one instance's share of an account (shards acting on one account). */
+export function accountShare(share: number): RateLimits {
+  return {
+    perMinute: Math.max(1, Math.floor(PLATFORM_RATE_LIMITS.perMinute * share)),
+    burstPerSecondPerRoute: Math.max(1, Math.floor(PLATFORM_RATE_LIMITS.burstPerSecondPerRoute * share)),
+  };
+}
+
 export type RequestKind = "read" | "mutation";
 
 interface Waiter {

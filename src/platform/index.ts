@@ -1,7 +1,13 @@
 // The platform client layer: everything other layers use from src/platform.
 export { Account, type AccountOptions } from "./account.ts";
 export { Accounts, type AccountsOptions } from "./accounts.ts";
-export { PLATFORM_RATE_LIMITS, RateBudget, type RateLimits, type RequestKind } from "./budget.ts";
+export {
+  PLATFORM_RATE_LIMITS,
+  RateBudget,
+  accountShare,
+  type RateLimits,
+  type RequestKind,
+} from "./budget.ts";
 export {
   DEFAULT_BASE_URL,
   PlatformClient,

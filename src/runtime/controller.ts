@@ -187,8 +187,6 @@ export class Controller<T extends KubeObject = KubeObject> {
             "taken over from another shard; reconciled once that shard's running reconcile can have ended",
           );
           this.held.set(objectKey(o), Date.now() + options.shard.handoverMs);
-          this.enqueue(objectKey(o));
-          return;
         }
         this.enqueue(objectKey(o));
       },
@@ -332,12 +330,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (this.mine(key)) this.queue?.add(key);
   }
 
-  /** Whether this instance reconciles the object: its shard's, or gone from the cache. */
+  /** Whether this instance reconciles the object of `key`: its shard's, or gone from the cache. */
   private mine(key: string): boolean {
+    return this.ours(this.informer.getByKey(key));
+  }
+
+  /** Whether this instance reconciles `obj`: no shards, gone, or its labels match this shard's. */
+  private ours(obj: KubeObject | undefined): boolean {
     const shard = this.options.shard;
-    if (!shard) return true;
-    const cached = this.informer.getByKey(key);
-    return cached === undefined || shard.selector.matches(cached.metadata.labels);
+    return !shard || obj === undefined || shard.selector.matches(obj.metadata.labels);
   }
 
   /**
@@ -476,7 +477,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       return;
     }
     if (obj === "wait") return;
-    if (obj && this.options.shard && !this.options.shard.selector.matches(obj.metadata.labels)) {
+    if (!this.ours(obj)) {
       // Moved to another shard since it was queued: that shard's now.
       queue.forget(key);
       this.outage.release(key);

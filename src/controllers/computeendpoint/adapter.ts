@@ -158,7 +158,7 @@ export class ComputeEndpoints implements Adapter<Spec, S, ObservedEndpoint, Endp
       return result ? { ...answered(result), message: `deleted endpoint ${endpoint.id}` } : "gone";
     } catch (err) {
       if (err instanceof NotFoundError) return "gone";
-      if (err instanceof UnprocessableError && (await this.keptWithBranch(pass, endpoint))) {
+      if (err instanceof UnprocessableError && (await keptWithBranch(pass, projectId, endpoint))) {
         // The platform's rule, not a failure: the endpoint is part of its branch now, and goes
         // with it; the Branch hands it to the next ComputeEndpoint naming it.
         pass.events.normal(
@@ -170,14 +170,6 @@ export class ComputeEndpoints implements Adapter<Spec, S, ObservedEndpoint, Endp
       }
       throw err;
     }
-  }
-
-  /** The read-write endpoint of a masked (anonymized) branch, which the platform deletes only with it. */
-  private async keptWithBranch(pass: CePass, endpoint: ObservedEndpoint): Promise<boolean> {
-    if (endpoint.type !== "read_write") return false;
-    const branches = await pass.client.branchSnapshot(pass.spec.projectId ?? "", { maxAgeMs: 0 });
-    const branch = branches.find((b) => b.id === endpoint.branchId);
-    return branch?.restrictedActions?.some((a) => a.name === "delete-rw-endpoint") === true;
   }
 
   /**
@@ -236,6 +228,14 @@ export class ComputeEndpoints implements Adapter<Spec, S, ObservedEndpoint, Endp
       ...branchResetOf(spec.branchResets),
     };
   }
+}
+
+/** The read-write endpoint of a masked (anonymized) branch, which the platform deletes only with it. */
+async function keptWithBranch(pass: CePass, projectId: string, endpoint: ObservedEndpoint): Promise<boolean> {
+  if (endpoint.type !== "read_write") return false;
+  const branches = await pass.client.branchSnapshot(projectId, { maxAgeMs: 0 });
+  const branch = branches.find((b) => b.id === endpoint.branchId);
+  return branch?.restrictedActions?.some((a) => a.name === "delete-rw-endpoint") === true;
 }
 
 /** The endpoint's fields in status. */
