@@ -53,6 +53,13 @@ export interface MutationGateOptions {
    * ended (the platform's project-wide lock). Default: no.
    */
   projectWideLock?: () => boolean;
+  /**
+   * Whether a list is worth sending before the next mutation at its turn (the project's tracker
+   * has ends the lock proved whose outcomes no list has read). The list then reads those, shows
+   * whether the last change's operations have ended (the next goes at once, or not into a 423),
+   * and reads their outcome without waiting for the next change to prove it. Default: never.
+   */
+  lookFirst?: () => boolean;
   /** After a 423 the learned durations gave no better time for: the next try this much later (doubling from the third in a row). Default 250 ms. */
   lockedProbeMs?: number;
   /** Longest wait for a turn inside a call with a ticket; beyond it ProjectBusyError is thrown. Default 25 ms. */
@@ -90,6 +97,8 @@ interface State {
   inlineWaiter: boolean;
   /** Callers in line, in the order of their first ask: ticket -> when it was told to come back. */
   waiting: Map<string, number>;
+  /** Callers in line that were handed back while another waited too (a line, not a lone change). */
+  lined: Set<string>;
   /** Running operations the gate knows of (its own answers and lists): id -> expected end. */
   running: Map<string, number>;
   /** The operations the last answer started, while they may still run. */
@@ -102,6 +111,8 @@ interface State {
   lockedInARow: number;
   /** When a caller was last told to wait for its turn behind another. */
   heldAt: number;
+  /** The answer (its time) whose operations a list looked at before the next turn (`lookFirst`): one look a turn. */
+  lookedFor: number;
   /** `busyUntil` is a guess (their duration was unknown): a list confirms before a mutation probes. */
   guessed: boolean;
   /** The guess is about the last answer's own operations (durations learned since replace it). */
@@ -144,12 +155,14 @@ export class MutationGate {
       sending: false,
       inlineWaiter: false,
       waiting: new Map(),
+      lined: new Set(),
       running: new Map(),
       lastOperations: [],
       answeredAt: 0,
       turnMs: this.unknownMs,
       lockedInARow: 0,
       heldAt: Number.NEGATIVE_INFINITY,
+      lookedFor: Number.NEGATIVE_INFINITY,
       guessed: false,
       guessedOwn: false,
     };
@@ -158,6 +171,11 @@ export class MutationGate {
   /** When the project's next mutation may go (the known running operations' expected end). */
   nextTurnAt(): number {
     return this.p.busyUntil;
+  }
+
+  /** How long one turn of the project usually lasts (half of such operations ended by then). */
+  turnMs(): number {
+    return this.p.turnMs;
   }
 
   /** The operations the gate takes to be running (its own answers', and lists'). */
@@ -196,7 +214,10 @@ export class MutationGate {
     try {
       return await this.turn(p, ticket, started, send, operationsOf, options);
     } catch (err) {
-      if (!(err instanceof ProjectBusyError)) p.waiting.delete(ticket);
+      if (!(err instanceof ProjectBusyError)) {
+        p.waiting.delete(ticket);
+        p.lined.delete(ticket);
+      }
       throw err;
     }
   }
@@ -238,6 +259,25 @@ export class MutationGate {
         }
         continue;
       }
+      if (
+        !p.sending &&
+        p.busyUntil <= now &&
+        options.confirm &&
+        p.running.size > 0 &&
+        p.lookedFor !== p.answeredAt &&
+        this.options.lookFirst?.()
+      ) {
+        p.lookedFor = p.answeredAt;
+        p.sending = true;
+        try {
+          await options.confirm([...p.running.keys()]);
+        } catch {
+          // Only a look: the mutation below probes instead.
+        } finally {
+          p.sending = false;
+        }
+        continue;
+      }
       if (!p.sending && p.busyUntil <= now) {
         p.sending = true;
         let result: T;
@@ -256,6 +296,8 @@ export class MutationGate {
         }
         p.sending = false;
         p.lockedInARow = 0;
+        // The last change of a line is still part of its storm (looked at once, with the end it proved).
+        if (p.lined.delete(ticket)) p.heldAt = this.now();
         p.waiting.delete(ticket);
         this.answered(p, operationsOf(result));
         return result;
@@ -391,7 +433,11 @@ export class MutationGate {
 
   private busy(p: State, ticket: string, waitMs: number, locked: LockedError | undefined): ProjectBusyError {
     const now = this.now();
-    for (const [other, due] of p.waiting) if (due + ticketGraceMs < now) p.waiting.delete(other);
+    for (const [other, due] of p.waiting) {
+      if (due + ticketGraceMs >= now) continue;
+      p.waiting.delete(other);
+      p.lined.delete(other);
+    }
     // Its place in the line: turns of those ahead come after the running operations end.
     let ahead = 0;
     for (const other of p.waiting.keys()) {
@@ -402,7 +448,10 @@ export class MutationGate {
     p.waiting.set(ticket, now + retryAfterMs);
     // A line: more than one change waits (one alone, handed back while its own last change runs,
     // is a single change, looked at step by step).
-    if (p.waiting.size > 1) p.heldAt = now;
+    if (p.waiting.size > 1) {
+      p.heldAt = now;
+      p.lined.add(ticket);
+    }
     // The message is what a resource's status shows: it stays the same while the wait goes on, so
     // waiting costs no status writes.
     return new ProjectBusyError(

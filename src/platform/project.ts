@@ -64,10 +64,13 @@ export interface ChangeOptions {
 }
 
 /**
- * A project whose changes waited for their turn this recently is still in its storm: its last
- * changes, sent after the line has gone, are looked at as a storm's are (once each).
+ * A project whose changes waited for their turn this recently (or within two of its turns, when
+ * those are longer) is still in its storm: its last changes, sent after the line has gone, are
+ * looked at as a storm's are (once each), and the end the last one proved is read by the look at
+ * it. Ten seconds alone ended the storm before the last change of operations of 6 s went.
  */
 const stormTailMs = 10_000;
+const stormTailTurns = 2;
 
 /** How long a create's connection URIs are held for their first read. */
 const createdUrisHeldMs = 5 * 60_000;
@@ -113,6 +116,7 @@ export class Project {
         borrowed: (ops, share) => durations.borrowedEndedBy(ops, share),
         guesses: account.guesses,
         projectWideLock: () => account.lock?.projectWide === true,
+        lookFirst: () => this.operations.lookBeforeTurn(),
       });
     }
     this.endpoints = new ListSnapshot({ windowMs: options.snapshotWindowMs });
@@ -125,13 +129,14 @@ export class Project {
       storm: () =>
         account.budget.busyWithMutations() ||
         account.budget.waiting > 0 ||
-        (this.gate?.heldWithin(stormTailMs) ?? false),
+        (this.gate?.heldWithin(Math.max(stormTailMs, stormTailTurns * this.gate.turnMs())) ?? false),
       // An action never seen to finish is taken to last as long as the known ones.
       endedBy: (ops, share, lone) => {
         const spread = lone ? lookSpread : cautiousSpread;
         return durations.endedBy(ops, share, spread) ?? durations.borrowedEndedBy(ops, share, spread);
       },
       nextTurnAt: () => this.gate?.nextTurnAt(),
+      turnMs: () => this.gate?.turnMs(),
       lock: account.lock,
       observed: (operations, listedAt) => {
         durations.observeAll(operations);
