@@ -234,8 +234,13 @@ export class Informer<T extends KubeObject = KubeObject> implements Store<T> {
     return new Promise((resolve) => this.syncWaiters.push(resolve));
   }
 
+  /** Whether `start` was called: handlers and indexes added from now on miss the first list. */
+  get started(): boolean {
+    return this.loops.length > 0;
+  }
+
   start(): void {
-    if (this.loops.length > 0) return;
+    if (this.started) return;
     this.loops = this.scopes.map((scope) => this.run(scope));
   }
 
