@@ -515,6 +515,16 @@ describe("controller on the real API server", () => {
     await waitFor(() => seen["widgets"] !== undefined && seen["configmaps"] !== undefined, "both reconciles");
     // Each found the widget through its own index only: neither sees the other's values.
     expect(seen).toEqual({ widgets: [`${ns}/big`], configmaps: [`${ns}/big`] });
+
+    // A value several objects share, then one of them gone; the second function's index is its own.
+    const shared = widgetsController.informer;
+    await client.create<Widget>(widgets, { ...widget(ns, "also"), spec: { size: 7 } });
+    await waitFor(() => shared.byIndex("label", "7").length === 2, "both widgets under one value");
+    expect(shared.byIndex("label#2", "also")).toEqual([`${ns}/also`]);
+    await client.delete(widgets, ns, "big");
+    await waitFor(() => shared.byIndex("label", "7").length === 1, "the one left");
+    expect(shared.byIndex("label", "7")).toEqual([`${ns}/also`]);
+    expect(shared.byIndex("label#2", "big")).toEqual([]);
     await Promise.all(both.map((c) => c.stop()));
     await informers.stop();
   });

@@ -126,9 +126,6 @@ function kindId(kind: ResourceKind): string {
   return `${kind.plural}.${kind.group || "core"}`;
 }
 
-/** Controllers made so far: each names its indexes apart from those of others sharing a cache. */
-let controllersMade = 0;
-
 export class Controller<T extends KubeObject = KubeObject> {
   readonly kind: ResourceKind;
   readonly informer: Informer<T>;
@@ -142,8 +139,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly sharedInformers: SharedInformers;
   /** Whether `sharedInformers` is this controller's own (then it stops them). */
   private readonly ownsInformers: boolean;
-  /** Prefix of this controller's index names on informers it may share (`indexName`). */
-  private readonly indexPrefix: string;
+  /** The names of this controller's indexes on informers it may share, by kind and its own name. */
+  private readonly indexNames = new Map<string, string>();
   private readonly statusWriter: StatusWriter;
   /** This controller's own writes, as its watch echoes them back (own-writes.ts). */
   private readonly own = new OwnWrites();
@@ -171,7 +168,6 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.log = (deps.log ?? silentLogger).child({ controller: this.metricsName });
     this.sharedInformers = deps.informers ?? new SharedInformers(deps.client);
     this.ownsInformers = deps.informers === undefined;
-    this.indexPrefix = `${kindId(options.kind)}#${++controllersMade}`;
     this.statusWriter = new StatusWriter(deps.client, options.kind);
     // The question is a list of one object of this controller's kind: the path its work needs,
     // the kind being served included.
@@ -269,17 +265,16 @@ export class Controller<T extends KubeObject = KubeObject> {
   /**
    * Adds an index to the cache of `kind` (the primary or one this controller watches), before the
    * caches start; mappings and reconcilers of this controller find it by `name` (`Store.byIndex`).
-   * Its name on the informer is this controller's own: another controller sharing the cache may
-   * index it under the same name in its own way.
+   * On a shared informer, controllers indexing it by the same function under the same name share
+   * one index (a kind holding what several kinds use); another function gets its own.
    */
   addIndex<U extends KubeObject>(kind: ResourceKind, name: string, fn: IndexFunc<U>): void {
-    const informer = this.informers.get(kindId(kind));
-    if (!informer) throw new Error(`${this.kind.kind} controller does not watch ${kindId(kind)}`);
-    informer.addIndex(this.indexName(name), fn as IndexFunc<KubeObject>);
-  }
-
-  private indexName(name: string): string {
-    return `${this.indexPrefix}/${name}`;
+    const id = kindId(kind);
+    const informer = this.informers.get(id);
+    if (!informer) throw new Error(`${this.kind.kind} controller does not watch ${id}`);
+    if (this.indexNames.has(`${id} ${name}`))
+      throw new Error(`${this.kind.kind} controller indexes ${id} by ${name} twice`);
+    this.indexNames.set(`${id} ${name}`, informer.addSharedIndex(name, fn as IndexFunc<KubeObject>));
   }
 
   /** The cache of `kind` as this controller reads it: its own index names. */
@@ -293,7 +288,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       get: (namespace, name) => informer.get(namespace, name),
       getByKey: (key) => informer.getByKey(key),
       list: (namespace) => informer.list(namespace),
-      byIndex: (index, value) => informer.byIndex(this.indexName(index), value),
+      byIndex: (index, value) => informer.byIndex(this.indexNames.get(`${id} ${index}`) ?? index, value),
     };
     this.stores.set(id, store);
     return store;

@@ -61,6 +61,15 @@ describe("shared informers", () => {
     );
   });
 
+  it("hold one index for readers indexing a kind by the same function under the same name", () => {
+    const informer = informers().informer(projects, {});
+    const holds = (o: { metadata: { name?: string } }) => [o.metadata.name ?? ""];
+    expect(informer.addSharedIndex("holds", holds)).toBe("holds");
+    expect(informer.addSharedIndex("holds", holds)).toBe("holds");
+    // Another function under that name is an index of its own.
+    expect(informer.addSharedIndex("holds", (o) => [o.metadata.uid ?? ""])).toBe("holds#2");
+  });
+
   it("make a new informer for a kind whose informer already started (it would miss its first list)", async () => {
     const shared = informers();
     const started = shared.informer(projects, {});

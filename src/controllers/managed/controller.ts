@@ -220,8 +220,8 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
   for (const child of features.carries) {
     controller.addIndex(child.kind.resource, carriedIndex(child.kind.resource), parentOf(child));
   }
-  for (const holder of holders)
-    controller.addIndex(holder.kind, holdsIndex(holder.kind), (o) => holder.holds(o));
+  // The holder's own function: every kind using what it holds shares one index of its cache.
+  for (const holder of holders) controller.addIndex(holder.kind, holdsIndex(holder.kind), holder.holds);
   for (const follow of features.follows) {
     controller.addIndex(follow.kind, managesIndex(follow.kind), (o: KubeObject) => {
       const id = follow.manages(o);
