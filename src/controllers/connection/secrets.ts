@@ -113,8 +113,10 @@ export class ConnectionSecrets {
     // Right after this replica's own write the cache may not show it yet: then the Secret itself
     // (one Kubernetes read, no platform request) tells whether it still is as written.
     let shown: KubeObject | undefined = secret;
-    if (this.written.get(uid) === writtenKey(target) && !isCurrent(secret, target)) {
-      shown = await pass.kube.get<Secret>(secretKind, owner.metadata.namespace, target.name);
+    if (this.written.get(uid) === writtenKey(target)) {
+      // Once the cache shows the write there is nothing left to aid (a resource at rest keeps no entry).
+      if (isCurrent(secret, target)) this.written.delete(uid);
+      else shown = await pass.kube.get<Secret>(secretKind, owner.metadata.namespace, target.name);
     }
     const step = secretNeeds(shown, target, recorded, rotateAt);
     if (step.step === "none") return unchanged;
