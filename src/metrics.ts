@@ -82,9 +82,10 @@ export function registerOperatorMetrics(options: OperatorMetricsOptions): Platfo
     registers,
     collect() {
       this.reset();
-      for (const controller of controllers())
-        for (const cache of controller.caches)
-          this.inc({ resource: `${cache.kind.plural}.${cache.kind.group || "core"}` }, cache.stats.lists);
+      // Controllers share informers (runtime/shared-informers.ts): each is counted once.
+      const caches = new Set(controllers().flatMap((controller) => controller.caches));
+      for (const cache of caches)
+        this.inc({ resource: `${cache.kind.plural}.${cache.kind.group || "core"}` }, cache.stats.lists);
     },
   });
   return {

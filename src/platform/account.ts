@@ -58,6 +58,11 @@ export class Account {
     return project;
   }
 
+  /** Forgets what its projects hold that no reader would take any more (their stale lists). */
+  forgetStaleLists(): void {
+    for (const project of this.projects.values()) project.forgetStaleLists();
+  }
+
   /** The clients of the account's keys, one per key. */
   get clients(): ReadonlySet<PlatformClient> {
     return this.keys;

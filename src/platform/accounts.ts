@@ -48,7 +48,12 @@ export class Accounts {
     this.options = options;
     this.idleMs = options.idleMs ?? 900_000;
     this.unidentified = new RateBudget(options.clientOptions?.limits);
-    this.sweeper = setInterval(() => void this.sweep(), Math.max(1_000, this.idleMs / 2));
+    // Every minute at most: stale lists go soon after no reader would take them (a resync period).
+    const sweepMs = Math.max(1_000, Math.min(60_000, this.idleMs / 2));
+    this.sweeper = setInterval(() => {
+      void this.sweep();
+      void this.forgetStaleLists();
+    }, sweepMs);
     this.sweeper.unref();
   }
 
@@ -161,6 +166,17 @@ export class Accounts {
     for (const [id] of idle) this.clients.delete(id);
     await Promise.all(idle.map(([, entry]) => this.closeClient(entry)));
     return idle.length;
+  }
+
+  /**
+   * Has every account forget its projects' lists that no reader would take any more: at rest, ten
+   * thousand adopted projects would otherwise each hold the branch and endpoint lists of their
+   * adoption for the life of the process (docs/scale.md).
+   */
+  async forgetStaleLists(): Promise<void> {
+    const clients = await Promise.all([...this.clients.values()].map((e) => e.client.catch(() => undefined)));
+    const accounts = new Set(clients.map((client) => client?.account));
+    for (const account of accounts) account?.forgetStaleLists();
   }
 
   /** Closes a key's client; an account left without keys is forgotten with its projects. */

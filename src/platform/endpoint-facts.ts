@@ -1,5 +1,5 @@
 // What the platform derives from an endpoint without saying so in its answers: the host of its
-// connection pooler and its connection limit. Platform knowledge, shared by every kind that
+// connection pooler, the endpoint a host names, and its connection limit. Platform knowledge, shared by every kind that
 // publishes an endpoint's connection (ComputeEndpoint, Project's default endpoint).
 import type { Endpoint } from "./schemas.ts";
 
@@ -20,6 +20,18 @@ const maxConnectionsByCu: ReadonlyMap<number, number> = new Map([
 /** Undefined above 8 CU: the platform does not publish the figure, and status must not guess. */
 export function maxConnectionsFor(minCu: number): number | undefined {
   return maxConnectionsByCu.get(minCu);
+}
+
+/**
+ * The endpoint a connection host names: the platform's hosts are the endpoint's id and its region's
+ * host (`ep-x-y-1234abcd.region.host`, platform-facts.md), so the id is the first label. Undefined
+ * for a host of another form (a pooled one, an address of a local Postgres, a proxy's name): only
+ * the project's endpoint list tells which endpoint that is.
+ */
+export function endpointOfHost(host: string): string | undefined {
+  const dot = host.indexOf(".");
+  const label = dot > 0 ? host.slice(0, dot) : "";
+  return /^ep-[a-z0-9-]{1,57}$/.test(label) && !label.endsWith("-pooler") ? label : undefined;
 }
 
 /** `ep-x-y-1234abcd.region.host` → `ep-x-y-1234abcd-pooler.region.host`, as the platform forms it. */

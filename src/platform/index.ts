@@ -17,7 +17,7 @@ export {
 } from "./client.ts";
 export { MutationGate, type MutationGateOptions } from "./gate.ts";
 export { KeyListCache } from "./key-list.ts";
-export { maxConnectionsFor, pooledHost, suspendTimeoutSeconds } from "./endpoint-facts.ts";
+export { endpointOfHost, maxConnectionsFor, pooledHost, suspendTimeoutSeconds } from "./endpoint-facts.ts";
 export * from "./errors.ts";
 export type { RetryOptions } from "./exchange.ts";
 export { noMetrics, type PlatformMetrics, type PlatformRequestInfo } from "./metrics.ts";

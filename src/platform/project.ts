@@ -91,10 +91,6 @@ type Shown = Partial<{ endpoint: Endpoint; branch: Branch; endpoints: Endpoint[]
 
 export class Project {
   readonly id: string;
-  readonly endpoints: ListSnapshot<Endpoint>;
-  readonly branches: ListSnapshot<Branch>;
-  readonly operations: OperationsTracker;
-  private readonly gate: MutationGate | undefined;
   private readonly account: ProjectAccount;
   /** The project itself as the platform last showed it (a read, or its create's or a change's answer). */
   private shown: { project: ProjectView; at: number } | undefined;
@@ -103,25 +99,63 @@ export class Project {
    * read: a new project's connection Secret then costs no request. Only in memory, dropped when
    * read, at the project's next change (a password reset among them) and after a few minutes.
    */
-  private readonly createdUris = new Map<string, string>();
+  private createdUris: Map<string, string> | undefined;
+  // The project's lists, operations tracker and mutation gate are made when first used: most of an
+  // account's projects at rest (tenants adopted and left alone) never list, send a change or wait
+  // for an operation again, and made at once they cost about 3.5 KB a project (docs/scale.md).
+  private endpointList: ListSnapshot<Endpoint> | undefined;
+  private branchList: ListSnapshot<Branch> | undefined;
+  private tracker: OperationsTracker | undefined;
+  private mutationGate: MutationGate | undefined;
 
   constructor(id: string, account: ProjectAccount) {
     this.id = id;
     this.account = account;
+  }
+
+  /** The project's endpoints, as one list shared by every reader (snapshot.ts). */
+  get endpoints(): ListSnapshot<Endpoint> {
+    return (this.endpointList ??= new ListSnapshot({ windowMs: this.account.options.snapshotWindowMs }));
+  }
+
+  /** The project's branches, as one list shared by every reader (snapshot.ts). */
+  get branches(): ListSnapshot<Branch> {
+    return (this.branchList ??= new ListSnapshot({ windowMs: this.account.options.snapshotWindowMs }));
+  }
+
+  /**
+   * Forgets the lists no reader would take any more (`ListSnapshot.stale`); the next reader lists
+   * again, as it would have. The account's sweep calls it (accounts.ts).
+   */
+  forgetStaleLists(): void {
+    if (this.endpointList?.stale()) this.endpointList = undefined;
+    if (this.branchList?.stale()) this.branchList = undefined;
+  }
+
+  /** What settles the project's operations (operations.ts). */
+  get operations(): OperationsTracker {
+    return (this.tracker ??= this.newTracker());
+  }
+
+  /** The project's mutation gate (gate.ts); none when the account's options turn gates off. */
+  private get gate(): MutationGate | undefined {
+    const { account } = this;
     const { durations, options } = account;
-    if (options.mutationGate !== false) {
-      this.gate = new MutationGate(id, {
-        ...options.mutationGate,
-        expected: (ops, share) => durations.endedBy(ops, share),
-        borrowed: (ops, share) => durations.borrowedEndedBy(ops, share),
-        guesses: account.guesses,
-        projectWideLock: () => account.lock?.projectWide === true,
-        lookFirst: () => this.operations.lookBeforeTurn(),
-      });
-    }
-    this.endpoints = new ListSnapshot({ windowMs: options.snapshotWindowMs });
-    this.branches = new ListSnapshot({ windowMs: options.snapshotWindowMs });
-    this.operations = new OperationsTracker(id, {
+    if (options.mutationGate === false) return undefined;
+    return (this.mutationGate ??= new MutationGate(this.id, {
+      ...options.mutationGate,
+      expected: (ops, share) => durations.endedBy(ops, share),
+      borrowed: (ops, share) => durations.borrowedEndedBy(ops, share),
+      guesses: account.guesses,
+      projectWideLock: () => account.lock?.projectWide === true,
+      lookFirst: () => this.operations.lookBeforeTurn(),
+    }));
+  }
+
+  private newTracker(): OperationsTracker {
+    const { account } = this;
+    const { durations, options } = account;
+    return new OperationsTracker(this.id, {
       // Polling yields to changes waiting: the project's own for their turn (a project whose
       // changes are all sent looks as usual, so its last resources see Ready soon), or without
       // a gate any change waiting for the rate budget.
@@ -159,7 +193,7 @@ export class Project {
     send: () => Promise<T>,
     options: ChangeOptions,
   ): Promise<T> {
-    this.createdUris.clear();
+    this.createdUris = undefined;
     let answer: T;
     // What ran before the change went: if the platform accepts it, all of that has ended.
     let before: string[] = [];
@@ -189,19 +223,21 @@ export class Project {
   created(answer: ProjectCreated, uris: readonly { uri: string; role: string; database: string }[]): void {
     this.show(answer.project);
     const endpoint = answer.endpoints.find((e) => e.branchId === answer.branch.id && e.type === "read_write");
+    if (uris.length === 0) return;
+    const held = (this.createdUris ??= new Map());
     for (const { uri, role, database } of uris) {
       const key = { branchId: answer.branch.id, roleName: role, databaseName: database };
-      this.createdUris.set(uriKey(key), uri);
-      if (endpoint) this.createdUris.set(uriKey({ ...key, endpointId: endpoint.id }), uri);
+      held.set(uriKey(key), uri);
+      if (endpoint) held.set(uriKey({ ...key, endpointId: endpoint.id }), uri);
     }
-    if (uris.length > 0) setTimeout(() => this.createdUris.clear(), createdUrisHeldMs).unref();
+    setTimeout(() => held.clear(), createdUrisHeldMs).unref();
   }
 
   /** A connection URI its create answered, once: the first read of it takes it. */
   takeCreatedUri(key: UriKey): string | undefined {
     const id = uriKey(key);
-    const uri = this.createdUris.get(id);
-    this.createdUris.delete(id);
+    const uri = this.createdUris?.get(id);
+    this.createdUris?.delete(id);
     return uri;
   }
 

@@ -40,10 +40,13 @@ export class ListSnapshot<T extends SnapshotItem> {
   private entry: Entry<T> | undefined;
   private readonly windowMs: number;
   private readonly now: () => number;
+  /** The oldest answer a reader has accepted so far (`stale`). */
+  private longestAgeMs: number;
 
   constructor(options: SnapshotOptions = {}) {
     this.windowMs = options.windowMs ?? 1_000;
     this.now = options.now ?? (() => performance.now());
+    this.longestAgeMs = this.windowMs;
   }
 
   /**
@@ -53,6 +56,7 @@ export class ListSnapshot<T extends SnapshotItem> {
   get(list: Lister<T>, reader: unknown, maxAgeMs: number = this.windowMs): Promise<readonly T[]> {
     const now = this.now();
     const entry = this.entry;
+    this.longestAgeMs = Math.max(this.longestAgeMs, maxAgeMs);
     if (entry && now - entry.startedAt < maxAgeMs) {
       // Another key's refusal (revoked, or scoped elsewhere) is that key's: this reader lists with its own.
       return entry.sentBy === reader ? entry.items : entry.items.catch((err: unknown) => refused(err, list));
@@ -111,6 +115,17 @@ export class ListSnapshot<T extends SnapshotItem> {
   /** Forgets the list: the next reader sends a new list request. */
   invalidate(): void {
     this.entry = undefined;
+  }
+
+  /**
+   * Whether it holds no answer a reader may still take: none, or one older than any reader has
+   * accepted (readers of a project at rest accept a resync period, so its adoption's lists are
+   * held for about that long, not for the life of the process). A list still being read is kept.
+   */
+  stale(): boolean {
+    const entry = this.entry;
+    if (!entry) return true;
+    return entry.resolved !== undefined && this.now() - entry.startedAt >= this.longestAgeMs;
   }
 }
 

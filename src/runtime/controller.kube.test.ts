@@ -5,6 +5,7 @@ import { TerminalError } from "./errors.ts";
 import { EventRecorder, eventKind } from "./events.ts";
 import { ContentType, KubeClient, type KubeObject, type ResourceKind } from "./kube.ts";
 import { createMetrics } from "./metrics.ts";
+import { SharedInformers } from "./shared-informers.ts";
 import {
   createNamespace,
   installCrd,
@@ -457,5 +458,74 @@ describe("controller on the real API server", () => {
     await waitFor(() => reconciled.length > before, "a reconcile for the deleted owned object");
     expect(new Set(reconciled)).toEqual(new Set(["owner"]));
     expect(controller.caches).toHaveLength(2);
+  });
+
+  it("controllers of one manager cache a kind they both watch once, each finding it by its own indexes", async () => {
+    const ns = await createNamespace(client, "shared");
+    const informers = new SharedInformers(client);
+    const seen: Record<string, string[]> = {};
+    // Widgets: the primary kind of one controller, and watched by another that indexes them its own way
+    // under the same index name.
+    const widgetsController = new Controller<Widget>(
+      {
+        kind: widgets,
+        namespaces: [ns],
+        indexes: { label: (w) => [String(w.spec?.size)] },
+        reconciler: {
+          reconcile(_obj, ctx) {
+            const cache = ctx.cache(widgets);
+            seen["widgets"] = [...cache.byIndex("label", "7"), ...cache.byIndex("label", "big")];
+            return Promise.resolve(Action.done());
+          },
+        },
+      },
+      { client, informers },
+    );
+    const configMapsController = new Controller<KubeObject>(
+      {
+        kind: configMaps,
+        namespaces: [ns],
+        watches: [{ kind: widgets, map: () => [] }],
+        reconciler: {
+          reconcile(_obj, ctx) {
+            const cache = ctx.cache(widgets);
+            seen["configmaps"] = [...cache.byIndex("label", "big"), ...cache.byIndex("label", "7")];
+            return Promise.resolve(Action.done());
+          },
+        },
+      },
+      { client, informers },
+    );
+    configMapsController.addIndex<Widget>(widgets, "label", (w) => [w.metadata.name ?? ""]);
+    const both = [widgetsController, configMapsController] as Controller<KubeObject>[];
+    controllers.push(...(both as Controller<Widget>[]));
+    expect(configMapsController.caches.find((i) => i.kind === widgets)).toBe(widgetsController.informer);
+    expect(informers.all).toHaveLength(2);
+
+    for (const c of both) c.startCaches();
+    await Promise.all(both.map((c) => c.waitForSync()));
+    await client.create<Widget>(widgets, { ...widget(ns, "big"), spec: { size: 7 } });
+    await client.create(configMaps, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "c", namespace: ns },
+    });
+    await waitFor(() => widgetsController.informer.list().length === 1, "the widget in the shared cache");
+    for (const c of both) c.startWorkers();
+    await waitFor(() => seen["widgets"] !== undefined && seen["configmaps"] !== undefined, "both reconciles");
+    // Each found the widget through its own index only: neither sees the other's values.
+    expect(seen).toEqual({ widgets: [`${ns}/big`], configmaps: [`${ns}/big`] });
+
+    // A value several objects share, then one of them gone; the second function's index is its own.
+    const shared = widgetsController.informer;
+    await client.create<Widget>(widgets, { ...widget(ns, "also"), spec: { size: 7 } });
+    await waitFor(() => shared.byIndex("label", "7").length === 2, "both widgets under one value");
+    expect(shared.byIndex("label#2", "also")).toEqual([`${ns}/also`]);
+    await client.delete(widgets, ns, "big");
+    await waitFor(() => shared.byIndex("label", "7").length === 1, "the one left");
+    expect(shared.byIndex("label", "7")).toEqual([`${ns}/also`]);
+    expect(shared.byIndex("label#2", "big")).toEqual([]);
+    await Promise.all(both.map((c) => c.stop()));
+    await informers.stop();
   });
 });

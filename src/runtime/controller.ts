@@ -7,7 +7,7 @@ import * as conditions from "./conditions.ts";
 import { classifyError, errorMessage, retryPolicy, type ErrorAction, type ErrorPolicy } from "./errors.ts";
 import type { EventInput, EventRecorder } from "./events.ts";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "./finalizers.ts";
-import { Informer, type IndexFunc, type InformerOptions, type Store } from "./informer.ts";
+import type { Informer, IndexFunc, InformerOptions, Store } from "./informer.ts";
 import {
   apiVersionOf,
   isNotFound,
@@ -22,6 +22,7 @@ import type { Metrics, ReconcileResult } from "./metrics.ts";
 import { ApiServerOutage } from "./outage.ts";
 import { OwnWrites } from "./own-writes.ts";
 import { handedOver, type Shard } from "./shard.ts";
+import { SharedInformers } from "./shared-informers.ts";
 import { StatusWriter, type StatusPatchOptions } from "./status.ts";
 import type { CacheTransform } from "./transform.ts";
 import { WorkQueue, duePriority, jittered, lowPriority, type BackoffOptions } from "./workqueue.ts";
@@ -114,6 +115,11 @@ export interface ControllerDeps {
   metrics?: Metrics;
   events?: EventRecorder;
   log?: Logger;
+  /**
+   * The informers of the controllers this one runs beside (its manager's), shared with them and
+   * stopped by their owner; without them the controller makes and stops its own.
+   */
+  informers?: SharedInformers;
 }
 
 function kindId(kind: ResourceKind): string {
@@ -126,7 +132,15 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly options: ControllerOptions<T>;
   private readonly deps: ControllerDeps;
   private readonly log: Logger;
+  /** The informers this controller reads, by kind; made by (or shared through) `sharedInformers`. */
   private readonly informers = new Map<string, Informer>();
+  /** The views of them handed to mappings and reconcilers, with this controller's index names. */
+  private readonly stores = new Map<string, Store>();
+  private readonly sharedInformers: SharedInformers;
+  /** Whether `sharedInformers` is this controller's own (then it stops them). */
+  private readonly ownsInformers: boolean;
+  /** The names of this controller's indexes on informers it may share, by kind and its own name. */
+  private readonly indexNames = new Map<string, string>();
   private readonly statusWriter: StatusWriter;
   /** This controller's own writes, as its watch echoes them back (own-writes.ts). */
   private readonly own = new OwnWrites();
@@ -152,6 +166,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.deps = deps;
     this.kind = options.kind;
     this.log = (deps.log ?? silentLogger).child({ controller: this.metricsName });
+    this.sharedInformers = deps.informers ?? new SharedInformers(deps.client);
+    this.ownsInformers = deps.informers === undefined;
     this.statusWriter = new StatusWriter(deps.client, options.kind);
     // The question is a list of one object of this controller's kind: the path its work needs,
     // the kind being served included.
@@ -168,10 +184,13 @@ export class Controller<T extends KubeObject = KubeObject> {
       labelSelector,
       log: this.log,
     });
-    this.informer = new Informer<T>(deps.client, options.kind, informerOptions(options.labelSelector));
+    this.informer = this.sharedInformers.informer(
+      options.kind,
+      informerOptions(options.labelSelector),
+    ) as unknown as Informer<T>;
     this.informers.set(kindId(options.kind), this.informer);
-    for (const [name, fn] of Object.entries(options.indexes ?? {})) this.informer.addIndex(name, fn);
-    const primary = this.informer.store;
+    for (const [name, fn] of Object.entries(options.indexes ?? {})) this.addIndex(options.kind, name, fn);
+    const primary = this.store(options.kind) as Store<T>;
     this.informer.on({
       add: (o) => {
         this.own.echoed(o);
@@ -234,13 +253,45 @@ export class Controller<T extends KubeObject = KubeObject> {
     const id = kindId(kind);
     if (this.informers.has(id)) throw new Error(`${this.kind.kind} controller watches ${id} twice`);
     const options = informerOptions(labelSelector);
-    const informer = new Informer(this.deps.client, kind, {
+    const informer = this.sharedInformers.informer(kind, {
       ...options,
       ...(shape.transform ? { transform: shape.transform } : {}),
       ...(shape.metadataOnly ? { metadataOnly: true } : {}),
     });
     this.informers.set(id, informer);
     return informer;
+  }
+
+  /**
+   * Adds an index to the cache of `kind` (the primary or one this controller watches), before the
+   * caches start; mappings and reconcilers of this controller find it by `name` (`Store.byIndex`).
+   * On a shared informer, controllers indexing it by the same function under the same name share
+   * one index (a kind holding what several kinds use); another function gets its own.
+   */
+  addIndex<U extends KubeObject>(kind: ResourceKind, name: string, fn: IndexFunc<U>): void {
+    const id = kindId(kind);
+    const informer = this.informers.get(id);
+    if (!informer) throw new Error(`${this.kind.kind} controller does not watch ${id}`);
+    if (this.indexNames.has(`${id} ${name}`))
+      throw new Error(`${this.kind.kind} controller indexes ${id} by ${name} twice`);
+    this.indexNames.set(`${id} ${name}`, informer.addSharedIndex(name, fn as IndexFunc<KubeObject>));
+  }
+
+  /** The cache of `kind` as this controller reads it: its own index names. */
+  private store(kind: ResourceKind): Store {
+    const id = kindId(kind);
+    const known = this.stores.get(id);
+    if (known) return known;
+    const informer = this.informers.get(id);
+    if (!informer) throw new Error(`${this.kind.kind} controller does not watch ${id}`);
+    const store: Store = {
+      get: (namespace, name) => informer.get(namespace, name),
+      getByKey: (key) => informer.getByKey(key),
+      list: (namespace) => informer.list(namespace),
+      byIndex: (index, value) => informer.byIndex(this.indexNames.get(`${id} ${index}`) ?? index, value),
+    };
+    this.stores.set(id, store);
+    return store;
   }
 
   /** All caches this controller keeps (the manager reports readiness from them). */
@@ -319,10 +370,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     clearTimeout(timer);
   }
 
-  /** Stops workers and caches. */
+  /** Stops workers, and the caches when they are this controller's own (shared ones: their owner's). */
   async stop(deadlineMs = 0): Promise<void> {
     await this.stopWorkers(deadlineMs);
-    await Promise.all(this.caches.map((i) => i.stop()));
+    if (this.ownsInformers) await this.sharedInformers.stop();
   }
 
   /** Queues `key` (namespace/name) for reconciling, e.g. from a custom trigger. */
@@ -453,11 +504,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         normal: (reason, action, note) => record({ type: "Normal", reason, action, note }),
         warning: (reason, action, note) => record({ type: "Warning", reason, action, note }),
       },
-      cache: <U extends KubeObject>(kind: ResourceKind) => {
-        const informer = this.informers.get(kindId(kind));
-        if (!informer) throw new Error(`${this.kind.kind} controller does not watch ${kindId(kind)}`);
-        return informer.store as unknown as Store<U>;
-      },
+      cache: <U extends KubeObject>(kind: ResourceKind) => this.store(kind) as unknown as Store<U>,
       log,
       signal,
       wake: () => {

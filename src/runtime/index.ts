@@ -70,3 +70,4 @@ export {
 } from "./workqueue.ts";
 export { parseLabelSelector, type LabelSelector, type Labels } from "./label-selector.ts";
 export { handedOver, type Shard } from "./shard.ts";
+export { SharedInformers } from "./shared-informers.ts";

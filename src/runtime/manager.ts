@@ -16,6 +16,7 @@ import { MetricsAuthorizer } from "./metrics-auth.ts";
 import { selfSignedCertificate } from "./self-signed.ts";
 import { startSecureMetricsServer, startServer, type RunningServer } from "./server.ts";
 import type { Shard } from "./shard.ts";
+import { SharedInformers } from "./shared-informers.ts";
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -84,6 +85,8 @@ export class Manager {
   private readonly options: ManagerOptions;
   private readonly log: Logger;
   private readonly controllers: Controller<KubeObject>[] = [];
+  /** One informer per kind and shape for all the controllers (shared-informers.ts). */
+  private readonly informers: SharedInformers;
   private elector: LeaderElector | undefined;
   private server: RunningServer | undefined;
   private metricsServer: RunningServer | undefined;
@@ -101,6 +104,7 @@ export class Manager {
     this.metrics = options.metrics ?? createMetrics();
     this.identity =
       options.identity ?? `${process.env.POD_NAME ?? hostname()}_${Math.random().toString(36).slice(2, 10)}`;
+    this.informers = new SharedInformers(options.client, this.log);
     this.events = new EventRecorder(options.client, {
       controller: options.eventController ?? "neoncloud.dev/neon-cloud-operator",
       instance: this.identity,
@@ -117,6 +121,7 @@ export class Manager {
       metrics: this.metrics,
       events: this.events,
       log: this.log,
+      informers: this.informers,
     });
     // The manager only starts, stops and asks controllers; it never hands them objects.
     this.controllers.push(controller as unknown as Controller<KubeObject>);
@@ -258,6 +263,7 @@ export class Manager {
       await this.endActing(deadline);
       await this.elector?.stop();
       await Promise.all(this.controllers.map((c) => c.stop()));
+      await this.informers.stop();
       await this.events.flush();
       await this.serving?.catch(() => undefined);
       await this.server?.close();

@@ -14,6 +14,7 @@ import {
   EventRecorder,
   KubeClient,
   loggerOptions,
+  SharedInformers,
   type Controller,
   type KubeObject,
 } from "../../src/runtime/index.ts";
@@ -97,6 +98,7 @@ export async function startOperatorHarness(
   const logs = new LogCapture();
   let running: Controller<KubeObject> | undefined;
   let access: PlatformAccess | undefined;
+  let informers: SharedInformers | undefined;
 
   const harness: OperatorHarness = {
     namespace,
@@ -117,8 +119,10 @@ export async function startOperatorHarness(
         instance: `test-${process.pid}`,
         log: logs.logger,
       });
+      // Its controllers share their informers, as the operator's Manager gives them.
+      informers = new SharedInformers(kube);
       const controller = factory({
-        runtime: { client: kube, events, log: logs.logger },
+        runtime: { client: kube, events, log: logs.logger, informers },
         access,
         // As an operator process does: the id kept in the namespace's identity ConfigMap, so the
         // owner marks of an in-process controller and of a process in this namespace agree.
@@ -138,6 +142,8 @@ export async function startOperatorHarness(
     async kill() {
       await running?.stop(0);
       running = undefined;
+      await informers?.stop();
+      informers = undefined;
       await access?.close();
       access = undefined;
     },

@@ -82,8 +82,17 @@ export class ConnectionSecrets {
   /** What this replica last gave to write per resource (`writtenKey`). */
   private readonly written = new Map<string, string>();
 
-  /** What the Secret of `target` needs; `observeOnly`: a resource that never resets a password. */
-  async observe(pass: ConnectionPass, target: PostgresConnection, observeOnly: boolean): Promise<SecretView> {
+  /**
+   * What the Secret of `target` needs; `observeOnly`: a resource that never resets a password;
+   * `uri`: the target's connection URI this pass has read already (named-endpoint.ts), taken
+   * rather than read again.
+   */
+  async observe(
+    pass: ConnectionPass,
+    target: PostgresConnection,
+    observeOnly: boolean,
+    uri?: string,
+  ): Promise<SecretView> {
     const owner = pass.obj;
     const uid = owner.metadata.uid ?? "";
     const named = { name: target.name, field: target.field };
@@ -104,15 +113,17 @@ export class ConnectionSecrets {
     // Right after this replica's own write the cache may not show it yet: then the Secret itself
     // (one Kubernetes read, no platform request) tells whether it still is as written.
     let shown: KubeObject | undefined = secret;
-    if (this.written.get(uid) === writtenKey(target) && !isCurrent(secret, target)) {
-      shown = await pass.kube.get<Secret>(secretKind, owner.metadata.namespace, target.name);
+    if (this.written.get(uid) === writtenKey(target)) {
+      // Once the cache shows the write there is nothing left to aid (a resource at rest keeps no entry).
+      if (isCurrent(secret, target)) this.written.delete(uid);
+      else shown = await pass.kube.get<Secret>(secretKind, owner.metadata.namespace, target.name);
     }
     const step = secretNeeds(shown, target, recorded, rotateAt);
     if (step.step === "none") return unchanged;
     if (step.step === "reset") return this.resetOrRefuse(step.why, target, observeOnly);
     let connection: Connection;
     try {
-      connection = await read(pass.client, target, pass.signal);
+      connection = await read(pass.client, target, pass.signal, uri);
     } catch (err) {
       if (!(err instanceof PasswordNotStoredError)) throw err;
       const why = step.orReset ?? (target.allowPasswordReset ? "NotStored" : undefined);
@@ -254,24 +265,31 @@ export class ConnectionSecrets {
 }
 
 /**
- * The password and address as the platform names them: one `connection_uri` request; a second
- * for the pooled address only when the platform names a host other than the endpoint's (then the
- * pooler's `-pooler` host cannot be derived).
+ * The password and address as the platform names them: one `connection_uri` request (none when
+ * the pass read it already: `known`); a second for the pooled address only when the platform names
+ * a host other than the endpoint's (then the pooler's `-pooler` host cannot be derived).
  */
-async function read(client: PlatformClient, target: SecretTarget, signal: AbortSignal): Promise<Connection> {
+async function read(
+  client: PlatformClient,
+  target: SecretTarget,
+  signal: AbortSignal,
+  known?: string,
+): Promise<Connection> {
   const query = {
     branchId: target.branchId,
     endpointId: target.endpointId,
     databaseName: target.database,
     roleName: target.role,
   };
-  const uri = await client.connectionUri(target.projectId, query, { signal }).catch((err: unknown) => {
-    if (!(err instanceof NotFoundError)) throw err;
-    throw outside(
-      "ConnectionTargetNotFound",
-      `role "${target.role}" or database "${target.database}" not found on branch ${target.branchId}: ${err.message}`,
-    );
-  });
+  const uri =
+    known ??
+    (await client.connectionUri(target.projectId, query, { signal }).catch((err: unknown) => {
+      if (!(err instanceof NotFoundError)) throw err;
+      throw outside(
+        "ConnectionTargetNotFound",
+        `role "${target.role}" or database "${target.database}" not found on branch ${target.branchId}: ${err.message}`,
+      );
+    }));
   const direct = parseConnectionUri(uri);
   if (!direct.password) {
     throw new PasswordNotStoredError("the platform's connection URI carries no password", {

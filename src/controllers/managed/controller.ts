@@ -217,15 +217,13 @@ export function managedController<Spec, S extends ManagedStatus, Obj, St extends
     ...(features.publishing ? { owns: [configMapKind] } : {}),
     watches: merged(watches),
   });
-  const cacheOf = (k: ResourceKind) =>
-    controller.caches.find((i) => i.kind.group === k.group && i.kind.plural === k.plural);
   for (const child of features.carries) {
-    cacheOf(child.kind.resource)?.addIndex(carriedIndex(child.kind.resource), parentOf(child));
+    controller.addIndex(child.kind.resource, carriedIndex(child.kind.resource), parentOf(child));
   }
-  for (const holder of holders)
-    cacheOf(holder.kind)?.addIndex(holdsIndex(holder.kind), (o) => holder.holds(o));
+  // The holder's own function: every kind using what it holds shares one index of its cache.
+  for (const holder of holders) controller.addIndex(holder.kind, holdsIndex(holder.kind), holder.holds);
   for (const follow of features.follows) {
-    cacheOf(follow.kind)?.addIndex(managesIndex(follow.kind), (o: KubeObject) => {
+    controller.addIndex(follow.kind, managesIndex(follow.kind), (o: KubeObject) => {
       const id = follow.manages(o);
       return id === undefined ? [] : [key(o.metadata.namespace, id)];
     });

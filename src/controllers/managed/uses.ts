@@ -23,8 +23,11 @@ export interface Sharing {
 /** A kind whose resources hold platform objects another kind may use. */
 export interface Holder {
   kind: ResourceKind;
-  /** The platform ids a resource of this kind holds (what it made or adopted). */
-  holds(obj: KubeObject): string[];
+  /**
+   * The platform ids a resource of this kind holds (what it made or adopted). A function of its
+   * own (no `this`): it indexes the kind's shared cache once for every kind using what it holds.
+   */
+  holds: (obj: KubeObject) => string[];
   /** Whom it shares them with (its spec.sharedWith). */
   sharedWith(obj: KubeObject): readonly Sharing[];
 }

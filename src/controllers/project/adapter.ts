@@ -16,6 +16,7 @@ import {
   type PlatformClient,
   type PlatformProject,
 } from "../../platform/index.ts";
+import { endpointNamedByUri } from "../connection/named-endpoint.ts";
 import { ConnectionSecrets, resetStep, type ResetReason } from "../connection/secrets.ts";
 import type { PostgresConnection } from "../connection/secret-data.ts";
 import { ownerAnnotation } from "../managed/installation.ts";
@@ -39,11 +40,16 @@ type PjPass = Pass<ProjectSpec, S, PlatformClient>;
 export type ProjectStep =
   Plan | SharingStep | (typeof resetStep & { change: "resetPassword"; why: ResetReason });
 
-/** A project as found: with its default branch and endpoint when this pass listed them. */
+/** A project as found: with its default branch and endpoint when this pass looked them up. */
 export interface ObservedProject {
   project: PlatformProject;
   defaultBranch?: Branch | undefined;
-  defaultEndpoint?: Endpoint | undefined;
+  defaultEndpoint?: Pick<Endpoint, "id" | "host"> | undefined;
+  /**
+   * The connection Secret's URI (with its password), where this pass read it to find the default
+   * endpoint: the Secret's first write takes it instead of reading it again. Never logged.
+   */
+  connectionUri?: string | undefined;
 }
 
 export class Projects implements Adapter<ProjectSpec, S, ObservedProject, ProjectStep, PlatformClient> {
@@ -92,7 +98,9 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
       }
     }
     const target = this.target(pass, observed);
-    const view = target ? await this.secrets.observe(pass, target, observeOnly) : undefined;
+    const view = target
+      ? await this.secrets.observe(pass, target, observeOnly, observed.connectionUri)
+      : undefined;
     if (view && "reset" in view)
       return { ...found, next: { ...resetStep, change: "resetPassword", why: view.reset } };
     return {
@@ -204,11 +212,13 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
   }
 
   /**
-   * The project by id, 404 read as not found. Its default branch and endpoint are listed (in the
-   * project's shared lists) only when status does not hold them yet: for an adopted project that is
-   * its adoption, when the mark of whoever made it (on its default branch) is checked. After that a
-   * look reads the project alone (the account's shared list at a resync of many), so ten thousand
-   * Projects at rest cost a list page per 400 of them, not two lists each.
+   * The project by id, 404 read as not found. Its default branch and endpoint are looked up only
+   * when status does not hold them yet: for an adopted project that is its adoption, when the mark
+   * of whoever made it (on its default branch) is checked. The branch list is the one way to the
+   * default branch and that mark; the endpoint is named by the connection Secret's URI where there
+   * is a Secret to write (named-endpoint.ts), else listed. After that a look reads the project alone
+   * (the account's shared list at a resync of many), so ten thousand Projects at rest cost a list
+   * page per 400 of them, not two lists each.
    */
   private async byId(pass: PjPass, id: string): Promise<ObservedProject | undefined> {
     const { client, signal } = pass;
@@ -227,11 +237,16 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
     const known = status.defaultBranchId && status.defaultEndpointId && status.projectId === id;
     if (known) return { project };
     const defaultBranch = (await client.branchSnapshot(id, { maxAgeMs })).find((b) => b.default);
-    const endpoints = defaultBranch ? await client.snapshot(id, { maxAgeMs }) : [];
-    const defaultEndpoint = endpoints.find(
-      (e) => e.branchId === defaultBranch?.id && e.type === "read_write",
-    );
-    return { project, defaultBranch, defaultEndpoint };
+    if (!defaultBranch) return { project };
+    const secret = pass.deleting ? undefined : secretRole(pass.spec);
+    const named =
+      secret &&
+      (await endpointNamedByUri(client, { projectId: id, branchId: defaultBranch.id, ...secret }, signal));
+    const connectionUri = named?.uri;
+    if (named?.endpoint) return { project, defaultBranch, defaultEndpoint: named.endpoint, connectionUri };
+    const endpoints = await client.snapshot(id, { maxAgeMs });
+    const defaultEndpoint = endpoints.find((e) => e.branchId === defaultBranch.id && e.type === "read_write");
+    return { project, defaultBranch, defaultEndpoint, connectionUri };
   }
 
   /**
@@ -253,12 +268,11 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
   /** The default branch's read-write endpoint's connection Secret, once both are known. */
   private target(pass: PjPass, observed: ObservedProject): PostgresConnection | undefined {
     const want = pass.spec.connectionSecret;
-    if (!want) return undefined;
+    const secret = secretRole(pass.spec);
+    if (!want || !secret) return undefined;
     const fields = { ...pass.status, ...status(observed, pass) };
     const { defaultBranchId, defaultEndpointId, defaultEndpointHost } = fields;
     if (!defaultBranchId || !defaultEndpointId || !defaultEndpointHost) return undefined;
-    // The platform's own defaults: database neondb, role <database>_owner.
-    const database = want.database ?? pass.spec.defaultBranch?.databaseName ?? "neondb";
     return {
       name: want.name,
       field: "spec.connectionSecret.name",
@@ -267,11 +281,19 @@ export class Projects implements Adapter<ProjectSpec, S, ObservedProject, Projec
       endpointId: defaultEndpointId,
       host: defaultEndpointHost,
       pooledHost: pooledHost({ id: defaultEndpointId, host: defaultEndpointHost }),
-      role: want.role ?? pass.spec.defaultBranch?.roleName ?? `${database}_owner`,
-      database,
+      role: secret.role,
+      database: secret.database,
       allowPasswordReset: want.allowPasswordReset,
     };
   }
+}
+
+/** Whom the connection Secret connects as, where there is one: the platform's own defaults, database neondb and role <database>_owner. */
+function secretRole(spec: ProjectSpec): { role: string; database: string } | undefined {
+  const want = spec.connectionSecret;
+  if (!want) return undefined;
+  const database = want.database ?? spec.defaultBranch?.databaseName ?? "neondb";
+  return { role: want.role ?? spec.defaultBranch?.roleName ?? `${database}_owner`, database };
 }
 
 function status({ project, defaultBranch, defaultEndpoint }: ObservedProject, pass: PjPass): Partial<S> {
