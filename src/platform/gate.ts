@@ -214,11 +214,26 @@ export class MutationGate {
     try {
       return await this.turn(p, ticket, started, send, operationsOf, options);
     } catch (err) {
-      if (!(err instanceof ProjectBusyError)) {
-        p.waiting.delete(ticket);
-        p.lined.delete(ticket);
-      }
+      if (!(err instanceof ProjectBusyError)) this.leaveLine(p, ticket);
       throw err;
+    }
+  }
+
+  /** A caller leaves the line: it has sent, given up, or not come back in time. */
+  private leaveLine(p: State, ticket: string): void {
+    p.waiting.delete(ticket);
+    p.lined.delete(ticket);
+  }
+
+  /** One list of the running operations (`confirm`) while no mutation is on its way; its failure is only a look's. */
+  private async look(p: State, confirm: NonNullable<GateRunOptions["confirm"]>): Promise<void> {
+    p.sending = true;
+    try {
+      await confirm([...p.running.keys()]);
+    } catch {
+      // Only a look: the mutation below probes instead.
+    } finally {
+      p.sending = false;
     }
   }
 
@@ -243,19 +258,12 @@ export class MutationGate {
           continue;
         }
         p.guessed = false;
-        p.sending = true;
         if (guesses) guesses.looking = true;
-        try {
-          await options.confirm([...p.running.keys()]);
-        } catch {
-          // Only a look: the mutation below probes instead.
-        } finally {
-          p.sending = false;
-          if (guesses) {
-            guesses.looking = false;
-            // Still guessed (nothing learned): the next look is due when this one's is.
-            guesses.nextLookAt = p.guessed ? p.busyUntil : 0;
-          }
+        await this.look(p, options.confirm);
+        if (guesses) {
+          guesses.looking = false;
+          // Still guessed (nothing learned): the next look is due when this one's is.
+          guesses.nextLookAt = p.guessed ? p.busyUntil : 0;
         }
         continue;
       }
@@ -268,14 +276,7 @@ export class MutationGate {
         this.options.lookFirst?.()
       ) {
         p.lookedFor = p.answeredAt;
-        p.sending = true;
-        try {
-          await options.confirm([...p.running.keys()]);
-        } catch {
-          // Only a look: the mutation below probes instead.
-        } finally {
-          p.sending = false;
-        }
+        await this.look(p, options.confirm);
         continue;
       }
       if (!p.sending && p.busyUntil <= now) {
@@ -297,8 +298,8 @@ export class MutationGate {
         p.sending = false;
         p.lockedInARow = 0;
         // The last change of a line is still part of its storm (looked at once, with the end it proved).
-        if (p.lined.delete(ticket)) p.heldAt = this.now();
-        p.waiting.delete(ticket);
+        if (p.lined.has(ticket)) p.heldAt = this.now();
+        this.leaveLine(p, ticket);
         this.answered(p, operationsOf(result));
         return result;
       }
@@ -434,9 +435,7 @@ export class MutationGate {
   private busy(p: State, ticket: string, waitMs: number, locked: LockedError | undefined): ProjectBusyError {
     const now = this.now();
     for (const [other, due] of p.waiting) {
-      if (due + ticketGraceMs >= now) continue;
-      p.waiting.delete(other);
-      p.lined.delete(other);
+      if (due + ticketGraceMs < now) this.leaveLine(p, other);
     }
     // Its place in the line: turns of those ahead come after the running operations end.
     let ahead = 0;
