@@ -219,9 +219,10 @@ describe("the mutation gate's decisions", () => {
     expect(await ask(shop, "a")).toBe("sent");
     expect(await ask(blog, "a")).toBe("sent");
     now += 1_000;
-    // The guessed second has passed for both: the first to ask lists, the other waits for it.
-    expect(await ask(shop, "b")).toBe(510);
-    expect(await ask(blog, "b")).toBe(510);
+    // The guessed second has passed for both: the first to ask lists, the other waits for it;
+    // still running, the next look is when it has run twice as long.
+    expect(await ask(shop, "b")).toBe(1_010);
+    expect(await ask(blog, "b")).toBe(1_010);
     expect(lists).toEqual(["shop"]);
     // Meanwhile one finished (another project's list taught the account): both go when 90% of
     // such have ended since their own answer, without a list.

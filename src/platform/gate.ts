@@ -404,11 +404,13 @@ export class MutationGate {
       // How long it has run: total_duration_ms at the list's time (timestamps have whole seconds).
       const started =
         op.totalDurationMs !== undefined ? listedAt - op.totalDurationMs : Date.parse(op.createdAt);
-      // Of unknown length and already past the guess: look again after half as long as it ran,
-      // not every probe step (each look costs a request).
+      // Of unknown length and already past the guess: look again when it has run twice as long,
+      // not every probe step (each look costs a request). Doubling finds a 6 s operation in four
+      // looks (1, 2, 4, 8 s) where half as long again took six, each a list while every project
+      // of the account waits for what the first one learns; the last look is at most as late as
+      // the operation was long.
       const elapsed = Number.isNaN(started) ? 0 : listedAt - started;
-      const end =
-        known !== undefined ? started + known : Math.max(started + this.unknownMs, now + elapsed / 2);
+      const end = known !== undefined ? started + known : Math.max(started + this.unknownMs, now + elapsed);
       const expectedEnd = Math.max(Number.isNaN(end) ? now : end, now + this.probeMs);
       p.running.set(op.id, expectedEnd);
       if (expectedEnd > p.busyUntil) {
