@@ -472,13 +472,17 @@ export class OperationsTracker {
 
   /**
    * Whether the project's gate should list before its next turn: proved ends no pass has read
-   * wait (`unreadBeforeTurn`), and a batch of them (`proofBatch`) takes longer than a poll's wait
-   * for it, so it would be read one end at a time. That list reads them and the running change's
-   * own end, and tells the gate whether the next change may go. Shorter turns keep the batch.
+   * wait (`unreadBeforeTurn`), and the poll's wait for a batch (1.25 polls) runs out in fewer
+   * turns than such a look comes (`unreadBeforeTurn` + 1), so a storm's reads would come more
+   * often than the look's. That list reads them and the running change's own end, and tells the
+   * gate whether the next change may go. Shorter turns keep the batch: at 2 s turns and the 5 s
+   * poll, the wait reads about every three turns, and looking first read every two and a half
+   * (50 over 1 at 2 s ± 25%: 0.38 lists per endpoint with the look, 0.32 without).
    */
   lookBeforeTurn(): boolean {
     const turnMs = this.turnMs();
-    if (turnMs === undefined || proofBatch * turnMs <= this.pollIntervalMs * proofWaitFactor) return false;
+    const lookEvery = (unreadBeforeTurn + 1) * (turnMs ?? 0);
+    if (turnMs === undefined || lookEvery <= this.pollIntervalMs * proofWaitFactor) return false;
     const since = this.last?.startedAt ?? Number.NEGATIVE_INFINITY;
     let unread = 0;
     for (const proof of this.proved.values()) if (!proof.read && proof.at > since) unread++;
