@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { projectResourceKind } from "../../src/controllers/project/index.ts";
-import { pacingBurst, PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
+import { PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
 import { KubeClient } from "../../src/runtime/index.ts";
 import { startEmulator } from "../../tools/emulator/index.ts";
 import { drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
@@ -43,15 +43,15 @@ if (values.help) {
   process.exit(0);
 }
 const { positive } = flagReader("bench:projects", usage);
+// The page names the command as run, with its options.
+const argv = process.argv.slice(2).join(" ");
 const projects = positive(values.projects, values.quick ? 20 : 200, "projects");
 const { operationMs, jitter, randomSeed } = drawFlags("bench:projects", usage, values);
 
 const namespace = "bench-projects";
 /** The requests a project cannot do without: its create, and an operations list seeing it done. */
 const essentialPerProject = 2;
-const { perMinute } = PLATFORM_RATE_LIMITS;
-// The operator's first burst: its pacing bucket starts full (budget.ts).
-const burst = pacingBurst(perMinute);
+const { perMinute, burstPerSecondPerRoute: burst } = PLATFORM_RATE_LIMITS;
 
 const manifests = Array.from({ length: projects }, (_, i) => ({
   apiVersion: "neoncloud.dev/v1alpha1",
@@ -118,8 +118,8 @@ await runInLab(
       const counters = emulator.requestLog.counters();
       const drawn = await drawnByProject(emulator.adminUrl);
       // Floors. The rate budget: the operator paces its requests at the platform's 700 a minute,
-      // after a first burst (its pacing bucket starts full: RateBudget's accountBurst, 175), so
-      // the two requests each project cannot do without take at least (2N - 175)/700 minutes,
+      // after a first burst of 40 (its pacing bucket starts full: RateBudget's accountBurst), so
+      // the two requests each project cannot do without take at least (2N - 40)/700 minutes,
       // whatever the order: its create (whose answer carries the owner's connection URI, the
       // Secret's password), and one operations list that sees its create_timeline and
       // start_compute finished (a project is Ready only then). The operations: each project's run
@@ -137,7 +137,7 @@ await runInLab(
       const lines = [
         "## Projects",
         "",
-        `\`npm run bench:projects${values.quick ? " -- --quick" : ""}\`: ${projects} Projects (a database per tenant: ` +
+        `\`npm run bench:projects${argv ? ` -- ${argv}` : ""}\`: ${projects} Projects (a database per tenant: ` +
           "each creates its project and writes the connection Secret of its default branch's read-write endpoint), " +
           "applied at once by one operator; the emulator's project-wide lock, rate limits on, its URIs in the platform's form (no local Postgres), " +
           `operations of ${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); run ${new Date(started).toISOString()}.`,

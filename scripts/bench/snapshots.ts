@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { snapshotResourceKind } from "../../src/controllers/snapshot/index.ts";
-import { pacingBurst, PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
+import { PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
 import { startEmulator } from "../../tools/emulator/index.ts";
 import { drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
 import { operatorInNamespace } from "./operator-process.ts";
@@ -42,15 +42,15 @@ if (values.help) {
   process.exit(0);
 }
 const { positive } = flagReader("bench:snapshots", usage);
+// The page names the command as run, with its options.
+const argv = process.argv.slice(2).join(" ");
 const snapshots = positive(values.snapshots, values.quick ? 20 : 100, "snapshots");
 const { operationMs, jitter, randomSeed } = drawFlags("bench:snapshots", usage, values);
 
 const namespace = "bench-snapshots";
 /** The requests a snapshot cannot do without: its create, and an operations list seeing it done. */
 const essentialPerSnapshot = 2;
-const { perMinute } = PLATFORM_RATE_LIMITS;
-// The operator's first burst: its pacing bucket starts full (budget.ts).
-const burst = pacingBurst(perMinute);
+const { perMinute, burstPerSecondPerRoute: burst } = PLATFORM_RATE_LIMITS;
 const projectIds = Array.from({ length: snapshots }, (_, i) => `bench-s${i}`);
 
 await runInLab(
@@ -128,8 +128,8 @@ await runInLab(
       const total = requestTotal(byRoute);
       const drawn = await drawnByProject(emulator.adminUrl);
       // Floors. The rate budget: the operator paces its requests at the platform's 700 a minute
-      // after a first burst of 175, so the two requests a snapshot cannot do without (its create and
-      // one operations list that sees its operation end) take at least (2N - 175)/700 minutes. The
+      // after a first burst of 40, so the two requests a snapshot cannot do without (its create and
+      // one operations list that sees its operation end) take at least (2N - 40)/700 minutes. The
       // operations: each project's one after another (its lock), the busiest project's sum; every
       // snapshot has a project of its own, so that floor does not grow with N.
       const rateFloorMs = (Math.max(0, snapshots * essentialPerSnapshot - burst) / perMinute) * 60_000;
@@ -145,7 +145,7 @@ await runInLab(
       const lines = [
         "## Snapshots",
         "",
-        `\`npm run bench:snapshots${values.quick ? " -- --quick" : ""}\`: ${snapshots} Snapshots, each of the root branch of a project of its own ` +
+        `\`npm run bench:snapshots${argv ? ` -- ${argv}` : ""}\`: ${snapshots} Snapshots, each of the root branch of a project of its own ` +
           "(`ttl: 168h`), applied at once by one operator; the emulator's project-wide lock, rate limits on, " +
           `operations of ${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); run ${new Date(started).toISOString()}.`,
         "",

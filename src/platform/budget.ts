@@ -4,9 +4,8 @@
  * a requeue, so the client spends its budget itself instead of discovering the limit.
  *
  * Three constraints, all of which must allow a request before it is sent:
- * - a pacing bucket refilled at perMinute/60 per second with a capacity of a quarter-minute's
- *   budget, so a long storm's traffic is spread evenly instead of 700 requests in its first
- *   seconds;
+ * - a pacing bucket refilled at perMinute/60 per second with a small capacity, so traffic is
+ *   spread evenly instead of 700 requests in the first second;
  * - a sliding log of the last minute of grants (window widened by a margin), so no window the
  *   platform could measure ever holds more than perMinute requests;
  * - a sliding log per route of the last second of grants (also widened).
@@ -25,15 +24,7 @@ export interface RateLimits {
   perMinute: number;
   /** Requests per second per route (platform: 40). */
   burstPerSecondPerRoute: number;
-  /**
-   * Capacity of the pacing bucket: how many requests may leave at once. Default: a quarter of a
-   * minute's budget (175 at 700). A storm's first quarter-minute may then go as fast as the
-   * platform's per-route burst allows (the floor the benchmarks measure against), and a longer one
-   * at the even pace after it; the operator's use of any minute stays within perMinute (the
-   * minute log), so the burst moves its requests earlier and adds none. With the route burst (40)
-   * as capacity, 300 creates over 15 projects of 1 s operations waited for the even pace: 1.45x
-   * their floor (docs/performance-matrix.md).
-   */
+  /** Capacity of the pacing bucket: how many requests may leave at once. Default: the route burst. */
   accountBurst?: number;
   /** Share of perMinute that reads may not use, kept for mutations. Default 0.1. */
   reservedForMutations?: number;
@@ -46,11 +37,6 @@ export interface RateLimits {
 }
 
 export const PLATFORM_RATE_LIMITS: RateLimits = { perMinute: 700, burstPerSecondPerRoute: 40 };
-
-/** The pacing bucket's default capacity (`RateLimits.accountBurst`): a quarter-minute's budget. */
-export function pacingBurst(perMinute: number): number {
-  return Math.max(1, Math.floor(perMinute / 4));
-}
 
 /** The platform's limits scaled to one instance's share of an account (shards acting on one account). */
 export function accountShare(share: number): RateLimits {
@@ -124,7 +110,7 @@ export class RateBudget {
     this.limits = {
       perMinute,
       burstPerSecondPerRoute: burst,
-      accountBurst: limits.accountBurst ?? pacingBurst(perMinute),
+      accountBurst: limits.accountBurst ?? Math.max(1, Math.min(burst, perMinute)),
       reservedForMutations: limits.reservedForMutations ?? 0.1,
       marginMs: limits.marginMs ?? 100,
       maxWaitMs: limits.maxWaitMs ?? 60_000,
