@@ -30,6 +30,12 @@ export const sharedUsage = `  --operation-ms N   mean duration of a platform ope
                      work directory, and keep it
 `;
 
+/** The command as it was run, with its options, as a page's first line names it: `npm run bench:x -- …`. */
+export function asRun(script: string): string {
+  const argv = process.argv.slice(2).join(" ");
+  return `npm run ${script}${argv ? ` -- ${argv}` : ""}`;
+}
+
 /** The emulator's draws as the shared flags set them (a bad value refused with the usage). */
 export function drawFlags(
   command: string,

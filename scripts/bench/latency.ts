@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { startEmulator, type Emulator, type RequestLogEntry } from "../../tools/emulator/index.ts";
 import { seededRandom } from "../../tools/emulator/random.ts";
-import { flagReader, runInLab, say, sharedOptions } from "./cli.ts";
+import { asRun, flagReader, runInLab, say, sharedOptions } from "./cli.ts";
 import type { Lab } from "./lab.ts";
 import { operatorInNamespace } from "./operator-process.ts";
 import { writeSection } from "./page.ts";
@@ -54,7 +54,6 @@ const operationMs = positive(values["operation-ms"], 2000, "operation-ms");
 const jitter = jitterOf(values.jitter);
 const randomSeed = positive(values.seed, 2026, "seed");
 const anchors = values.anchors && !values["no-anchors"] && !values.quick;
-const argv = process.argv.slice(2).join(" ");
 // The tree the operator is built from, as it is when the run starts.
 const revision = gitRevision();
 
@@ -362,7 +361,7 @@ function render(results: Map<Client, Measured[]>, startedAt: Date): string {
   const lines: string[] = [
     "## Single changes",
     "",
-    `\`npm run bench:latency${argv ? ` -- ${argv}` : ""}\` (scripts/bench/latency.ts) at ${revision}: one change at a time, each alone in an otherwise idle project; ${repeats} of each kind, one endpoint per project going through create, resize (\`computeUnits.min\` 1 → 2, which restarts it: apply_config, suspend_compute, start_compute), suspend, start and delete, with a pause drawn between 0 and 5 s before each (so changes fall anywhere between poll ticks). The emulator's project-wide lock and rate limits, operations of ${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); each client a fresh emulator (same seed) and operator process. Run ${startedAt.toISOString()}.`,
+    `\`${asRun("bench:latency")}\` (scripts/bench/latency.ts) at ${revision}: one change at a time, each alone in an otherwise idle project; ${repeats} of each kind, one endpoint per project going through create, resize (\`computeUnits.min\` 1 → 2, which restarts it: apply_config, suspend_compute, start_compute), suspend, start and delete, with a pause drawn between 0 and 5 s before each (so changes fall anywhere between poll ticks). The emulator's project-wide lock and rate limits, operations of ${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); each client a fresh emulator (same seed) and operator process. Run ${startedAt.toISOString()}.`,
     "",
     "_Added wait_: from the change reaching the API server (the bench's watch sees it) to the resource Ready at its generation (gone, for a delete), minus the platform's own time: from the change's accepted request to the end of the last operation it started, from the emulator's operation records (`total_duration_ms`). A delete's own time is nil: the endpoint leaves the platform's list at the DELETE's answer, while the operation that stops its compute goes on (and holds the project's lock); it is shown on the delete's timeline. The first of each kind is the operator's first since it started (it has not yet learned how long that action takes); it is in the median and worst, and shown apart. Requests are the operator's, from its `kubectl apply` to Ready, on the change's project (and `GET /auth`, once per key). Targets of issue 27, printed, never asserted: added wait ≤ 0.5 s median and ≤ 1.5 s worst; a create in ≤ 4 requests.",
     "",

@@ -4,7 +4,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { runConvergence, type ConvergenceResult } from "./convergence.ts";
-import { flagReader, runInLab, say, sharedOptions } from "./cli.ts";
+import { asRun, flagReader, runInLab, say, sharedOptions } from "./cli.ts";
 import { gitRevision, handWrittenSections, renderMarkdown, type BenchReport } from "./report.ts";
 import {
   fullShapes,
@@ -124,7 +124,6 @@ const branchScope =
   !values["no-branch-scope"] &&
   shapes[0]?.lockScope === "project";
 const steady = values.steady && !values["no-steady"];
-const argv = process.argv.slice(2).join(" ");
 
 const startedAt = new Date();
 const revision = gitRevision();
@@ -193,7 +192,7 @@ await runInLab(
     const report: BenchReport = {
       mode: `${quick ? "quick" : "full"} (${runConvergenceRuns ? `shapes ${shapes.map((s) => `${s.endpoints} over ${s.projects}`).join(", ")}` : "no convergence runs"}; ${steady ? `${idle} idle over ${idleProjects} projects` : "no steady state"})`,
       command:
-        quick && argv === "--quick" ? "npm run bench:quick" : `npm run bench${argv ? ` -- ${argv}` : ""}`,
+        quick && process.argv.slice(2).join(" ") === "--quick" ? "npm run bench:quick" : asRun("bench"),
       startedAt,
       durationMs: Date.now() - startedAt.getTime(),
       kubernetesVersion: lab.controlPlane.version,

@@ -10,7 +10,7 @@ import { projectResourceKind } from "../../src/controllers/project/index.ts";
 import { PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
 import { KubeClient } from "../../src/runtime/index.ts";
 import { startEmulator } from "../../tools/emulator/index.ts";
-import { drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
+import { asRun, drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
 import { operatorInNamespace } from "./operator-process.ts";
 import { reportSection } from "./page.ts";
 import {
@@ -43,8 +43,6 @@ if (values.help) {
   process.exit(0);
 }
 const { positive } = flagReader("bench:projects", usage);
-// The page names the command as run, with its options.
-const argv = process.argv.slice(2).join(" ");
 const projects = positive(values.projects, values.quick ? 20 : 200, "projects");
 const { operationMs, jitter, randomSeed } = drawFlags("bench:projects", usage, values);
 
@@ -137,7 +135,7 @@ await runInLab(
       const lines = [
         "## Projects",
         "",
-        `\`npm run bench:projects${argv ? ` -- ${argv}` : ""}\`: ${projects} Projects (a database per tenant: ` +
+        `\`${asRun("bench:projects")}\`: ${projects} Projects (a database per tenant: ` +
           "each creates its project and writes the connection Secret of its default branch's read-write endpoint), " +
           "applied at once by one operator; the emulator's project-wide lock, rate limits on, its URIs in the platform's form (no local Postgres), " +
           `operations of ${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); run ${new Date(started).toISOString()}.`,

@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { snapshotResourceKind } from "../../src/controllers/snapshot/index.ts";
 import { PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
 import { startEmulator } from "../../tools/emulator/index.ts";
-import { drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
+import { asRun, drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
 import { operatorInNamespace } from "./operator-process.ts";
 import { reportSection } from "./page.ts";
 import {
@@ -42,8 +42,6 @@ if (values.help) {
   process.exit(0);
 }
 const { positive } = flagReader("bench:snapshots", usage);
-// The page names the command as run, with its options.
-const argv = process.argv.slice(2).join(" ");
 const snapshots = positive(values.snapshots, values.quick ? 20 : 100, "snapshots");
 const { operationMs, jitter, randomSeed } = drawFlags("bench:snapshots", usage, values);
 
@@ -145,7 +143,7 @@ await runInLab(
       const lines = [
         "## Snapshots",
         "",
-        `\`npm run bench:snapshots${argv ? ` -- ${argv}` : ""}\`: ${snapshots} Snapshots, each of the root branch of a project of its own ` +
+        `\`${asRun("bench:snapshots")}\`: ${snapshots} Snapshots, each of the root branch of a project of its own ` +
           "(`ttl: 168h`), applied at once by one operator; the emulator's project-wide lock, rate limits on, " +
           `operations of ${operationMs} ms ± ${Math.round(jitter * 100)}% (seed ${randomSeed}); run ${new Date(started).toISOString()}.`,
         "",

@@ -135,11 +135,12 @@ const proofBatch = 5;
 const proofWaitFactor = 1.25;
 
 /**
- * Where turns are longer (a batch would wait past a poll), the gate lists before a turn once this
- * many proved ends await a read: with the running change's own end, one list reads three outcomes
- * (a third of a list per change) and none waits more than two turns for Ready. Read when the
- * poll's wait ran out instead, operations of 3-6 s were read about once a turn (0.4-0.77 lists
- * per endpoint, docs/performance-matrix.md); read by count alone, Ready lagged four turns behind.
+ * Where turns are longer (three of them outlast a poll's wait for a batch), the gate lists before
+ * a turn once this many proved ends await a read: with the running change's own end, one list
+ * reads three outcomes (a third of a list per change) and none waits more than two turns for
+ * Ready. Read when the poll's wait ran out instead, operations of 3-6 s were read about once a
+ * turn (0.4-0.77 lists per endpoint, docs/performance-matrix.md); read by count alone, Ready
+ * lagged four turns behind.
  */
 const unreadBeforeTurn = 2;
 
@@ -481,8 +482,10 @@ export class OperationsTracker {
    */
   lookBeforeTurn(): boolean {
     const turnMs = this.turnMs();
-    const lookEvery = (unreadBeforeTurn + 1) * (turnMs ?? 0);
-    if (turnMs === undefined || lookEvery <= this.pollIntervalMs * proofWaitFactor) return false;
+    // A look comes every `unreadBeforeTurn` + 1 turns; the batch's wait runs out after 1.25 polls.
+    if (turnMs === undefined || (unreadBeforeTurn + 1) * turnMs <= this.pollIntervalMs * proofWaitFactor) {
+      return false;
+    }
     const since = this.last?.startedAt ?? Number.NEGATIVE_INFINITY;
     let unread = 0;
     for (const proof of this.proved.values()) if (!proof.read && proof.at > since) unread++;
