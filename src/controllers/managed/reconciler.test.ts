@@ -20,6 +20,7 @@ import { withClaims, withUses } from "./features.ts";
 import { holdsIndex } from "./uses.ts";
 import { ownerMark } from "./installation.ts";
 import { Refusal } from "./refusal.ts";
+import { KubeUnreachableError, isApiServerUnavailable } from "../../runtime/index.ts";
 
 describe("the managed lifecycle", () => {
   it("creates what it does not find, says so in an event and in Ready", async () => {
@@ -370,6 +371,17 @@ describe("what a failure shows", () => {
     expect(condition(run.status, "Reconciling")?.status).toBe("True");
     expect(condition(run.status, "Synced")).toBeUndefined();
     expect(run.retry).toEqual({ kind: "retryAfter", ms: 2_000, failure: false });
+  });
+
+  it("no answer from the API server is no failure of the resource: left to the runtime to wait out", async () => {
+    const world = new World();
+    world.sendError = new KubeUnreachableError("PATCH /things/a/status: no answer from the API server");
+    const run = await pass(thing(world), resource());
+    // The runtime waits for the server and retries at once when it answers (outage.ts); read as a
+    // refusal of the moment, each try would have doubled the resource's backoff instead.
+    expect(isApiServerUnavailable(run.error)).toBe(true);
+    expect(condition(run.status, "Synced")).toBeUndefined();
+    expect(run.events).toEqual([]);
   });
 
   it("something missing outside is Stalled and looked at again up to every minute", async () => {

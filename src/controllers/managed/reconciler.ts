@@ -5,6 +5,7 @@
 // verbs are the kind's.
 import {
   Action,
+  isApiServerUnavailable,
   type Context,
   type ErrorAction,
   type KubeObject,
@@ -263,7 +264,11 @@ export class ManagedReconciler<
     err: unknown,
     credentials: FoundCredentials<Client> | undefined,
   ): Promise<Action> {
-    if (ctx.signal.aborted) throw err;
+    // No answer from the API server says nothing of the resource, and its status cannot be written
+    // either: the error goes to the runtime as it is, which waits for the server instead of
+    // counting it against the resource (read as a refusal, a few of them during a restart left
+    // resources minutes of backoff after the server was back).
+    if (ctx.signal.aborted || isApiServerUnavailable(err)) throw err;
     const failure = describeFailure(err, this.options.classify);
     const { refusal } = failure;
     const recorded = (refusal.status ?? {}) as Partial<S>;
