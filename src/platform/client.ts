@@ -116,6 +116,8 @@ export interface MutationOptions extends CallOptions {
    * turn comes, counted in the order the tickets first asked.
    */
   ticket?: string;
+  /** Brings the ticket's caller back (its resource reconciled again) when its turn comes sooner than it was told. */
+  wake?: () => void;
 }
 
 /** What a call sends besides the path: the query and the body. */

@@ -29,12 +29,12 @@ function operation(id: string, status = "running", extra: Partial<Operation> = {
   };
 }
 
-function lab({ known = true, borrowed = false } = {}) {
+function lab({ known = true, borrowed = false, ends = endedBy } = {}) {
   let now = 1_000_000;
   const lists: string[][] = [];
   const gate = new MutationGate("shop", {
     now: () => now,
-    expected: (ops, share) => (known ? ops.length * endedBy[share]! : undefined),
+    expected: (ops, share) => (known ? ops.length * ends[share]! : undefined),
     // Another action (say create_branch) is known: by when 90% of those have ended.
     ...(borrowed ? { borrowed: (ops, share) => ops.length * endedBy[share]! } : {}),
   });
@@ -48,9 +48,11 @@ function lab({ known = true, borrowed = false } = {}) {
   const locked = () =>
     Promise.reject(new LockedError("423", { route: "POST /projects/{project_id}/endpoints", status: 423 }));
   /** One reconcile's try: sent, or told when to come back. */
+  /** Tickets the gate brought back (their `wake`), in order. */
+  const woken: string[] = [];
   const ask = async (ticket: string, send = accepted): Promise<"sent" | number> => {
     try {
-      await gate.run(send, (r) => r.operations, { ticket, confirm });
+      await gate.run(send, (r) => r.operations, { ticket, confirm, wake: () => woken.push(ticket) });
       return "sent";
     } catch (err) {
       if (err instanceof ProjectBusyError) return err.retryAfterMs!;
@@ -60,6 +62,7 @@ function lab({ known = true, borrowed = false } = {}) {
   return {
     gate,
     lists,
+    woken,
     ask,
     accepted,
     locked,
@@ -167,6 +170,31 @@ describe("the mutation gate's decisions", () => {
     l.advance(1_500);
     l.gate.observe([operation("op-1", status)], listedAfter ? l.now() : listedAt);
     expect((await l.ask("ns/b")) === "sent").toBe(free);
+  });
+
+  it("operations whose longest seen is hardly later than 90% of them are waited for to the longest", async () => {
+    // 2,000 ms usually, 90% by 2,040, all by 2,080: waiting 40 ms more spares the one 423 in ten.
+    const l = lab({ ends: { 0.5: 2_000, 0.9: 2_040, 1: 2_080 } });
+    await l.ask("ns/a");
+    expect(await l.ask("ns/b")).toBe(2_090);
+  });
+
+  it("brings back the first in line when the lock frees before the turn it was told, and only it", async () => {
+    const l = lab();
+    await l.ask("ns/a");
+    expect(await l.ask("ns/b")).toBe(2_410);
+    expect(await l.ask("ns/c")).toBe(4_410);
+    // a's operation ended sooner than such operations usually do: b's turn has come, c's not yet.
+    l.advance(1_500);
+    l.gate.observe([operation("op-1", "finished")], l.now());
+    expect(l.woken).toEqual(["ns/b"]);
+    expect(await l.ask("ns/b")).toBe("sent");
+    l.advance(1_000);
+    l.gate.observe([operation("op-2", "finished")], l.now());
+    expect(l.woken).toEqual(["ns/b", "ns/c"]);
+    // Brought back once: a second list that frees nothing new wakes nobody.
+    l.gate.observe([operation("op-2", "finished")], l.now());
+    expect(l.woken).toEqual(["ns/b", "ns/c"]);
   });
 
   it("holds the project for another actor's running operation until such operations have most likely ended", async () => {

@@ -59,6 +59,8 @@ export interface ChangeOptions {
   signal?: AbortSignal | undefined;
   /** Who asks (a resource's key): held back, it is told when its own turn comes. */
   ticket?: string | undefined;
+  /** Brings the ticket's caller back when its turn comes sooner than it was told. */
+  wake?: (() => void) | undefined;
   /** The client that sends it: a look at the project's operations goes with its key. */
   source: OperationsSource;
 }
@@ -205,6 +207,7 @@ export class Project {
       answer = this.gate
         ? await this.gate.run(sent, (a) => a?.operations ?? [], {
             ticket: options.ticket,
+            wake: options.wake,
             signal: options.signal,
             confirm: (ids) => this.operations.refresh(ids, { source: options.source }),
           })

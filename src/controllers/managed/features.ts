@@ -12,12 +12,6 @@ import type { AnyKind, Kind, ManagedStatus, Pass, Step, Verdict } from "./kind.t
 import type { Follow, Reference } from "./references.ts";
 import type { Uses } from "./uses.ts";
 
-/** A pass as an option sees it: the kind's pass, and the layer's own hooks. */
-export interface Run<Spec, Status, Client> extends Pass<Spec, Status, Client> {
-  /** Reconciles the resource again now (what it waited for on the platform has happened). */
-  wake(): void;
-}
-
 /** What the work of the last change does now (withOperations). */
 export type Settled<Status> =
   | { state: "running"; status: Partial<Status>; ready: Verdict; retryAfterMs: number }
@@ -30,9 +24,9 @@ export type Settled<Status> =
  * A failure is thrown as a Refusal.
  */
 export interface Waiting<Spec, Status, Client> {
-  settle(run: Run<Spec, Status, Client>): Promise<Settled<Status>>;
+  settle(run: Pass<Spec, Status, Client>): Promise<Settled<Status>>;
   record(operations: readonly unknown[]): Partial<Status>;
-  firstLook(run: Run<Spec, Status, Client>, operations: readonly unknown[]): number;
+  firstLook(run: Pass<Spec, Status, Client>, operations: readonly unknown[]): number;
   /** Where the resource acts (its project), for a child made in the same create. */
   scope(spec: Spec, status: Status): string | undefined;
 }

@@ -147,6 +147,11 @@ export interface Pass<Spec, Status, Client> {
   now(): Date;
   /** Writes status fields at once: intent that must survive a crash between two platform calls. */
   save(changes: Partial<Status>): Promise<void>;
+  /**
+   * Reconciles the resource again now: what it waits for happened sooner than it was told (its
+   * operations ended, its turn in a busy project came).
+   */
+  wake(): void;
 }
 
 /** The four platform verbs of a kind. A refusal is thrown as a `Refusal` (refusal.ts), never with a delay. */

@@ -12,9 +12,9 @@
 // change observe names then), then delete and come back until the platform no longer shows it.
 import { Action, type KubeObject } from "../../runtime/index.ts";
 import { handOverUnasked, recoverCarried, toCarry } from "./carried.ts";
-import type { Managed, Run, Settled } from "./features.ts";
+import type { Managed, Settled } from "./features.ts";
 import { ownerAnnotation } from "./installation.ts";
-import type { Answer, ManagedObject, ManagedStatus, Observation, Policies, Step } from "./kind.ts";
+import type { Answer, ManagedObject, ManagedStatus, Observation, Pass, Policies, Step } from "./kind.ts";
 import { alreadyManaged, claimants, idClaim, markedOwner, rivalClaim } from "./ownership.ts";
 import { observeInterval } from "./polling.ts";
 import { publish, type PublishedStatus } from "./publishing.ts";
@@ -43,7 +43,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
 
   /** One pass of a resource that is not being deleted. */
   async apply(
-    run: Run<Spec, Status, Client>,
+    run: Pass<Spec, Status, Client>,
     w: StatusWrite<Status>,
     refs: Resolution<Spec>,
     policies: Policies,
@@ -128,7 +128,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
   }
 
   /** One pass of a resource being deleted; done when nothing of it is left to remove. */
-  async cleanup(run: Run<Spec, Status, Client>, policies: Policies): Promise<Action> {
+  async cleanup(run: Pass<Spec, Status, Client>, policies: Policies): Promise<Action> {
     const { kind } = this.m;
     if (policies.management === "ObserveOnly" || policies.deletion === "Orphan") return Action.done();
     if ((await this.settle(run)).state === "running") return Action.requeueAfter(this.pollMs);
@@ -151,7 +151,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
   }
 
   /** The work of the last change, for kinds whose changes start some. */
-  private settle(run: Run<Spec, Status, Client>): Promise<Settled<Status>> {
+  private settle(run: Pass<Spec, Status, Client>): Promise<Settled<Status>> {
     const waiting = this.m.features.waiting;
     return waiting ? waiting.settle(run) : Promise.resolve({ state: "ended", status: {} });
   }
@@ -170,7 +170,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
   }
 
   /** Refuses what the resource uses of another namespace's without its consent (uses.ts). */
-  private checkUses(run: Run<Spec, Status, Client>, creating: boolean): void {
+  private checkUses(run: Pass<Spec, Status, Client>, creating: boolean): void {
     checkUses(this.m.features.uses, run.spec, run.status, run.obj, creating, (k) => run.cache(k));
   }
 
@@ -178,7 +178,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
    * A refusal of what another namespace holds: the connection Secret written while it was allowed
    * goes (consent withdrawn leaves no copy of its password behind), then the refusal.
    */
-  private async unpublishedIfRefused(run: Run<Spec, Status, Client>, check: () => void): Promise<void> {
+  private async unpublishedIfRefused(run: Pass<Spec, Status, Client>, check: () => void): Promise<void> {
     try {
       check();
     } catch (err) {
@@ -194,7 +194,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
   }
 
   /** The resource of this kind that goes before this one for one of `claims`. */
-  private rival(run: Run<Spec, Status, Client>, claims: readonly string[]): KubeObject | undefined {
+  private rival(run: Pass<Spec, Status, Client>, claims: readonly string[]): KubeObject | undefined {
     const cache = run.cache<ManagedObject<Status>>(this.m.kind.resource);
     const holds = (o: KubeObject) =>
       this.m.kind.recorded(((o as ManagedObject<Status>).status ?? {}) as Status) !== undefined;
@@ -202,7 +202,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
   }
 
   /** The other owner the object's mark names, if any (ownership.ts). */
-  private holder(run: Run<Spec, Status, Client>, observation: Exists<Obj, Status, S>) {
+  private holder(run: Pass<Spec, Status, Client>, observation: Exists<Obj, Status, S>) {
     const cache = run.cache<KubeObject>(this.m.kind.resource);
     return markedOwner(observation.marks?.[ownerAnnotation], run.mark, cache, run.obj);
   }
@@ -213,7 +213,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
    * only a holder in another namespace refuses it: what another team holds is not read.
    */
   private checkHolder(
-    run: Run<Spec, Status, Client>,
+    run: Pass<Spec, Status, Client>,
     observation: Exists<Obj, Status, S>,
     observeOnly: boolean,
   ): void {
@@ -234,7 +234,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
    * its owner) only where that resource shares it with this namespace for observing.
    */
   private checkObserved(
-    run: Run<Spec, Status, Client>,
+    run: Pass<Spec, Status, Client>,
     id: string | undefined,
     marked: KubeObject[] = [],
   ): void {
@@ -257,7 +257,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
   }
 
   /** Refuses, before a create, what another resource of the cluster claims first. */
-  private checkClaims(run: Run<Spec, Status, Client>, claims: readonly string[]): void {
+  private checkClaims(run: Pass<Spec, Status, Client>, claims: readonly string[]): void {
     const words = this.m.features.claims;
     for (const claim of claims) {
       const rival = this.rival(run, [claim]);
@@ -273,7 +273,7 @@ export class Lifecycle<Spec, Status extends ManagedStatus, Obj, S extends Step, 
 
   /** Makes the pass's one change and records it: an event, the work, Ready=False with its reason. */
   private async change(
-    run: Run<Spec, Status, Client>,
+    run: Pass<Spec, Status, Client>,
     w: StatusWrite<Status>,
     step: Step,
     call: () => Promise<Answer<Status>>,

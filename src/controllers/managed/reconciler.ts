@@ -19,9 +19,9 @@ import {
   type FoundCredentials,
   type Secret,
 } from "./credentials.ts";
-import type { Managed, Run } from "./features.ts";
+import type { Managed } from "./features.ts";
 import { ownerMark } from "./installation.ts";
-import type { ManagedObject, ManagedStatus, Policies, Step } from "./kind.ts";
+import type { ManagedObject, ManagedStatus, Pass, Policies, Step } from "./kind.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { applyFollows, resolveReferences, type Resolution } from "./references.ts";
 import { Refusal, describeFailure, errorAction, invalidSpec, keyRefusedWaitMs } from "./refusal.ts";
@@ -224,7 +224,7 @@ export class ManagedReconciler<
     client: Client,
     ctx: Context<ManagedObject<S>>,
     deleting: boolean,
-  ): Run<Spec, S, Client> {
+  ): Pass<Spec, S, Client> {
     const { kind } = this.m;
     return {
       get obj() {

@@ -5,10 +5,11 @@ import { objectKey, type KubeObject } from "../../runtime/index.ts";
 import { outside } from "../managed/refusal.ts";
 
 /** A mutation's options: the pass's signal, and the resource as its ticket in the project's gate. */
-export function mutation(pass: { signal: AbortSignal; obj: KubeObject }): MutationOptions {
+export function mutation(pass: { signal: AbortSignal; obj: KubeObject; wake(): void }): MutationOptions {
   // The resource is its ticket: turns are taken in the order asked, and a change handed back with
-  // the time of its turn does not hold a worker asleep until then.
-  return { signal: pass.signal, ticket: objectKey(pass.obj) };
+  // the time of its turn does not hold a worker asleep until then; if its turn comes sooner than
+  // it was told, it is reconciled again then.
+  return { signal: pass.signal, ticket: objectKey(pass.obj), wake: () => pass.wake() };
 }
 
 /**

@@ -10,8 +10,8 @@ import {
   type OperationsOutcome,
   type PlatformClient,
 } from "../../platform/index.ts";
-import type { Option, Run, Settled, Waiting } from "../managed/features.ts";
-import type { Verdict } from "../managed/kind.ts";
+import type { Option, Settled, Waiting } from "../managed/features.ts";
+import type { Pass, Verdict } from "../managed/kind.ts";
 import { nextPoll } from "../managed/polling.ts";
 import { Refusal } from "../managed/refusal.ts";
 import { firstLook } from "./looks.ts";
@@ -92,7 +92,7 @@ export function describeOperations(ops: readonly { action: string; id: string }[
  * as they ended.
  */
 export async function lastChange<Status extends OperationsStatus>(
-  run: Run<unknown, Status, PlatformClient>,
+  run: Pass<unknown, Status, PlatformClient>,
   projectId: string | undefined,
 ): Promise<Settled<Status>> {
   const { status } = run;
@@ -143,7 +143,8 @@ export function withOperations<Spec, Status extends OperationsStatus>(
   pollMs: number,
 ): Option<Spec, Status, PlatformClient> {
   const waiting: Waiting<Spec, Status, PlatformClient> = {
-    settle: (run) => lastChange(run as Run<unknown, Status, PlatformClient>, projectOf(run.spec, run.status)),
+    settle: (run) =>
+      lastChange(run as Pass<unknown, Status, PlatformClient>, projectOf(run.spec, run.status)),
     record: (operations) => ({ operations: statusOperations(operations as Operation[]) }) as Partial<Status>,
     firstLook: (run, operations) => firstLook(run.client, operations as Operation[], pollMs),
     scope: projectOf,
