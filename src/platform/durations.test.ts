@@ -160,6 +160,37 @@ describe("operation durations", () => {
     );
   });
 
+  it("from a few, a 423's proof that one ran longer lifts the share, until a list shows its own time", () => {
+    const durations = new OperationDurations();
+    // The first seen of 1 s ± 50% was a short one: 90% by 600 + 1.6 × 90 (15% of the mean).
+    durations.observe(finished("start_compute", 600));
+    const fromTheShort = durations.endedBy([{ action: "start_compute" }], 0.9)!;
+    expect(fromTheShort).toBeCloseTo(744);
+    // The next change, sent then, met a 423 at 750 ms: its operation runs at least that long.
+    durations.started([{ id: "next", action: "start_compute" }]);
+    durations.outlasted([{ id: "next", action: "start_compute" }], 750);
+    // 600 and 750: mean 675, spread 101 (15%): 90% by 837.
+    expect(durations.endedBy([{ action: "start_compute" }], 0.9)).toBeCloseTo(675 + 1.6 * 101.25);
+    // A later 423 proves more; proofs count at most twice the mean of those seen.
+    durations.outlasted([{ id: "next", action: "start_compute" }], 5_000);
+    expect(durations.endedBy([{ action: "start_compute" }], 0.5)).toBe((600 + 1_200) / 2);
+    // The proof outlives the lock's proof of its end (the next change accepted) ...
+    durations.ended(["next"]);
+    expect(durations.endedBy([{ action: "start_compute" }], 0.5)).toBe((600 + 1_200) / 2);
+    // ... until a list shows the operation's own time, which replaces it.
+    durations.observe({ ...finished("start_compute", 1_300), id: "next" });
+    expect(durations.endedBy([{ action: "start_compute" }], 0.5)).toBe((600 + 1_300) / 2);
+    // A chain's 423 says nothing of which operation ran long.
+    durations.outlasted(
+      [
+        { id: "a", action: "suspend_compute" },
+        { id: "b", action: "start_compute" },
+      ],
+      9_000,
+    );
+    expect(durations.endedBy([{ action: "start_compute" }], 0.5)).toBe((600 + 1_300) / 2);
+  });
+
   it("one operation running alone (a single change) does not move the share: none ended before it", () => {
     let now = 0;
     const durations = new OperationDurations({ now: () => now });

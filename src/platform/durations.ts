@@ -64,6 +64,12 @@ interface Typical {
 /** Operations followed while they run at most (a bounded map: what it holds is only a correction). */
 const runningKept = 1_000;
 
+/**
+ * A time a 423 proved counts at most this many times the mean of those seen: an operation the
+ * platform retries, or one stuck, is no guide to the others' length.
+ */
+const provenCap = 2;
+
 export class OperationDurations {
   private readonly now: () => number;
   private readonly typical = new Map<string, Typical>();
@@ -73,6 +79,11 @@ export class OperationDurations {
    * how much longer the others take (see `endedBy`).
    */
   private readonly running = new Map<string, { action: string; at: number }>();
+  /**
+   * Operations a 423 proved still running this long after they started, whose own time no list
+   * has shown yet: id -> action and the time proved (see `outlasted`).
+   */
+  private readonly outlasting = new Map<string, { action: string; ms: number }>();
   /** Operations already learned from: every list shows a finished one again. */
   private readonly seen = new Set<string>();
   /** Ends of recently learned operations per branch (or project): the predecessors in a chain. */
@@ -88,6 +99,21 @@ export class OperationDurations {
     const [op] = operations as [Pick<Operation, "id" | "action">];
     if (this.running.size >= runningKept) this.running.clear();
     this.running.set(op.id, { action: op.action, at: this.now() });
+  }
+
+  /**
+   * The platform refused a change of the project with 423 this long after the operation of its
+   * last change started: it was still running then (the project's lock), so it takes at least
+   * that. While few durations are known this counts (`endedBy`): a first one seen short (0.6 s of
+   * 1 s ± 50%) otherwise released every turn into the lock until lists had taught more. A change
+   * of several operations says nothing of which one ran long, and is not taken.
+   */
+  outlasted(operations: readonly Pick<Operation, "id" | "action">[], ms: number): void {
+    if (operations.length !== 1 || !(ms > 0)) return;
+    const [op] = operations as [Pick<Operation, "id" | "action">];
+    const before = this.outlasting.get(op.id)?.ms ?? 0;
+    if (this.outlasting.size >= runningKept) this.outlasting.clear();
+    this.outlasting.set(op.id, { action: op.action, ms: Math.max(ms, before) });
   }
 
   /** These operations have ended (a later change was accepted, or a list showed them settled). */
@@ -111,6 +137,8 @@ export class OperationDurations {
    * operation counts from its predecessor's end (observe the predecessor first: `observeAll`).
    */
   observe(operation: Observed): void {
+    // Its own time (or its failure) is shown now: what a 423 proved of it no longer stands in.
+    if (operation.id !== undefined && isSettled(operation)) this.outlasting.delete(operation.id);
     if (operation.status !== "finished") return;
     if (operation.id !== undefined) {
       if (this.seen.has(operation.id)) return;
@@ -197,20 +225,26 @@ export class OperationDurations {
    * Times so far of the action's operations still running past the mean of those seen to finish,
    * while several run at once, at most a quarter longer than it: one may have ended unseen (its
    * project's next change not yet accepted), and its time so far must not grow the others' waits
-   * without bound (a longer wait of theirs would keep theirs running unseen longer).
+   * without bound (a longer wait of theirs would keep theirs running unseen longer). A time a 423
+   * proved (`outlasted`) is certain, and counts up to `provenCap` times the mean, alone or not.
    */
   private longerThanSeen(action: string, mean: number): number[] {
     const now = this.now();
-    const times: number[] = [];
+    const times = new Map<string, number>();
     let running = 0;
-    for (const op of this.running.values()) {
+    for (const [id, op] of this.running) {
       if (op.action !== action) continue;
       running++;
       const ms = now - op.at;
-      if (ms > mean) times.push(Math.min(ms, 1.25 * mean));
+      if (ms > mean) times.set(id, Math.min(ms, 1.25 * mean));
     }
     // One alone (a single change, or a project's line) biases nothing: none ended before it.
-    return running > 1 ? times : [];
+    if (running <= 1) times.clear();
+    for (const [id, proof] of this.outlasting) {
+      if (proof.action !== action || proof.ms <= mean) continue;
+      times.set(id, Math.max(times.get(id) ?? 0, Math.min(proof.ms, provenCap * mean)));
+    }
+    return [...times.values()];
   }
 
   /**

@@ -32,8 +32,11 @@ function operation(id: string, status = "running", extra: Partial<Operation> = {
 function lab({ known = true, borrowed = false, ends = endedBy } = {}) {
   let now = 1_000_000;
   const lists: string[][] = [];
+  /** What 423s proved of the operations' length: ids and the time proved. */
+  const proofs: [string[], number][] = [];
   const gate = new MutationGate("shop", {
     now: () => now,
+    outlasted: (ops, ms) => proofs.push([ops.map((op) => op.id), ms]),
     expected: (ops, share) => (known ? ops.length * ends[share]! : undefined),
     // Another action (say create_branch) is known: by when 90% of those have ended.
     ...(borrowed ? { borrowed: (ops, share) => ops.length * endedBy[share]! } : {}),
@@ -62,6 +65,7 @@ function lab({ known = true, borrowed = false, ends = endedBy } = {}) {
   return {
     gate,
     lists,
+    proofs,
     woken,
     ask,
     accepted,
@@ -135,6 +139,33 @@ describe("the mutation gate's decisions", () => {
       expect(l.now() + comeBack - 10 - start).toBe(nextTryAt);
     },
   );
+
+  it("a 423 proves the last change's operation runs at least as long as it had when the try went, unless another actor's runs too", async () => {
+    const l = lab();
+    await l.ask("ns/a");
+    l.advance(2_400);
+    await l.ask("ns/b", l.locked);
+    expect(l.proofs).toEqual([[["op-1"], 2_400]]);
+    // A list shows another actor's operation running: the lock may be its, and proves nothing of ours.
+    l.gate.observe([operation("op-1"), operation("theirs")], l.now());
+    l.advance(5_000);
+    await l.ask("ns/b", l.locked);
+    expect(l.proofs).toHaveLength(1);
+  });
+
+  it("after a second 423, the next try goes by the longest seen where what the 423s proved has moved it", async () => {
+    // What durations.ts answers once the 423s proved the operation longer: the longest now 3,500 ms.
+    const ends = { ...endedBy };
+    const l = lab({ ends });
+    await l.ask("ns/a");
+    l.advance(2_400);
+    expect(await l.ask("ns/b", l.locked)).toBe(2_600 - 2_400 + 10);
+    l.advance(200);
+    ends[0.9] = 3_300;
+    ends[1] = 3_500;
+    // Beyond the longest by the gap between it and the release: 3,700 ms after the answer, not a 250 ms step.
+    expect(await l.ask("ns/b", l.locked)).toBe(3_700 - 2_600 + 10);
+  });
 
   it("a resource that met a 423 keeps its place: it comes back first, the next one a turn later", async () => {
     const l = lab();

@@ -148,6 +148,7 @@ export class Project {
       ...options.mutationGate,
       expected: (ops, share) => durations.endedBy(ops, share),
       borrowed: (ops, share) => durations.borrowedEndedBy(ops, share),
+      outlasted: (ops, ms) => durations.outlasted(ops, ms),
       guesses: account.guesses,
       projectWideLock: () => account.lock?.projectWide === true,
       lookFirst: () => this.operations.lookBeforeTurn(),
