@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { projectResourceKind } from "../../src/controllers/project/index.ts";
-import { PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
+import { firstBurst, PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
 import { KubeClient } from "../../src/runtime/index.ts";
 import { startEmulator } from "../../tools/emulator/index.ts";
 import { asRun, drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
@@ -49,7 +49,9 @@ const { operationMs, jitter, randomSeed } = drawFlags("bench:projects", usage, v
 const namespace = "bench-projects";
 /** The requests a project cannot do without: its create, and an operations list seeing it done. */
 const essentialPerProject = 2;
-const { perMinute, burstPerSecondPerRoute: burst } = PLATFORM_RATE_LIMITS;
+const { perMinute } = PLATFORM_RATE_LIMITS;
+/** The operator's first burst (its pacing bucket starts full: budget.ts). */
+const burst = firstBurst(perMinute);
 
 const manifests = Array.from({ length: projects }, (_, i) => ({
   apiVersion: "neoncloud.dev/v1alpha1",
@@ -116,7 +118,7 @@ await runInLab(
       const counters = emulator.requestLog.counters();
       const drawn = await drawnByProject(emulator.adminUrl);
       // Floors. The rate budget: the operator paces its requests at the platform's 700 a minute,
-      // after a first burst of 40 (its pacing bucket starts full: RateBudget's accountBurst), so
+      // after its first burst (its pacing bucket starts full: `firstBurst`), so
       // the two requests each project cannot do without take at least (2N - 40)/700 minutes,
       // whatever the order: its create (whose answer carries the owner's connection URI, the
       // Secret's password), and one operations list that sees its create_timeline and

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { snapshotResourceKind } from "../../src/controllers/snapshot/index.ts";
-import { PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
+import { firstBurst, PLATFORM_RATE_LIMITS } from "../../src/platform/budget.ts";
 import { startEmulator } from "../../tools/emulator/index.ts";
 import { asRun, drawFlags, flagReader, runInLab, say, sharedOptions, sharedUsage } from "./cli.ts";
 import { operatorInNamespace } from "./operator-process.ts";
@@ -48,7 +48,9 @@ const { operationMs, jitter, randomSeed } = drawFlags("bench:snapshots", usage, 
 const namespace = "bench-snapshots";
 /** The requests a snapshot cannot do without: its create, and an operations list seeing it done. */
 const essentialPerSnapshot = 2;
-const { perMinute, burstPerSecondPerRoute: burst } = PLATFORM_RATE_LIMITS;
+const { perMinute } = PLATFORM_RATE_LIMITS;
+/** The operator's first burst (its pacing bucket starts full: budget.ts). */
+const burst = firstBurst(perMinute);
 const projectIds = Array.from({ length: snapshots }, (_, i) => `bench-s${i}`);
 
 await runInLab(
@@ -126,7 +128,7 @@ await runInLab(
       const total = requestTotal(byRoute);
       const drawn = await drawnByProject(emulator.adminUrl);
       // Floors. The rate budget: the operator paces its requests at the platform's 700 a minute
-      // after a first burst of 40, so the two requests a snapshot cannot do without (its create and
+      // after its first burst (`firstBurst`), so the two requests a snapshot cannot do without (its create and
       // one operations list that sees its operation end) take at least (2N - 40)/700 minutes. The
       // operations: each project's one after another (its lock), the busiest project's sum; every
       // snapshot has a project of its own, so that floor does not grow with N.

@@ -28,6 +28,19 @@ describe("the account's rate budget", () => {
     expect(busiestWindow(granted, 1_000)).toBeLessThanOrEqual(10);
   });
 
+  it("with the platform's limits, lets a quarter of the minute go at once (each route at its burst), then paces the rest", async () => {
+    const budget = new RateBudget();
+    // 175 mutations over five routes (35 each, within a route's 40 a second): none waits.
+    const waits = await Promise.all(
+      Array.from({ length: 175 }, (_, i) => budget.acquire(`/route-${i % 5}`, "mutation")),
+    );
+    expect(Math.max(...waits)).toBeLessThan(50);
+    // The next waits for the even pace (700 a minute: about 86 ms a request).
+    const next = budget.acquire("/route-5", "mutation");
+    expect(budget.waiting).toBe(1);
+    expect(await next).toBeGreaterThan(40);
+  });
+
   it("lets other routes through while one route waits for its burst", async () => {
     const budget = new RateBudget({ perMinute: 100_000, burstPerSecondPerRoute: 2, accountBurst: 100 });
     const order: string[] = [];

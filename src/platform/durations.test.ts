@@ -191,6 +191,26 @@ describe("operation durations", () => {
     expect(durations.endedBy([{ action: "start_compute" }], 0.5)).toBe((600 + 1_300) / 2);
   });
 
+  it("counts the account's changes in flight until each one's last operation is seen to end, for a while at most", () => {
+    let now = 0;
+    const durations = new OperationDurations({ now: () => now });
+    // A project's create (two operations, one after another) and two endpoint creates.
+    durations.started([
+      { id: "timeline", action: "create_timeline" },
+      { id: "start", action: "start_compute" },
+    ]);
+    durations.started([{ id: "e1", action: "start_compute" }]);
+    durations.started([{ id: "e2", action: "start_compute" }]);
+    expect(durations.inFlight()).toBe(3);
+    // The chain is in flight until its last operation ends; a list shows e1 finished.
+    durations.ended(["timeline"]);
+    durations.observeAll([{ ...finished("start_compute", 1_000), id: "e1" }]);
+    expect(durations.inFlight()).toBe(2);
+    // One never seen to end ages out.
+    now = 31_000;
+    expect(durations.inFlight()).toBe(0);
+  });
+
   it("one operation running alone (a single change) does not move the share: none ended before it", () => {
     let now = 0;
     const durations = new OperationDurations({ now: () => now });

@@ -84,6 +84,8 @@ export class OperationDurations {
    * has shown yet: id -> action and the time proved (see `outlasted`).
    */
   private readonly outlasting = new Map<string, { action: string; ms: number }>();
+  /** Changes in flight: the id of each one's last operation -> when it started (this clock). */
+  private readonly changes = new Map<string, number>();
   /** Operations already learned from: every list shows a finished one again. */
   private readonly seen = new Set<string>();
   /** Ends of recently learned operations per branch (or project): the predecessors in a chain. */
@@ -93,8 +95,15 @@ export class OperationDurations {
     this.now = options.now ?? (() => Date.now());
   }
 
-  /** A change started these operations now (a change of one operation is followed while it runs). */
+  /**
+   * A change started these operations now: it counts as in flight until its last one is seen to
+   * end (`inFlight`), and a change of one operation is followed while it runs.
+   */
   started(operations: readonly Pick<Operation, "id" | "action">[]): void {
+    const last = operations.at(-1);
+    if (last === undefined) return;
+    if (this.changes.size >= runningKept) this.changes.clear();
+    this.changes.set(last.id, this.now());
     if (operations.length !== 1) return;
     const [op] = operations as [Pick<Operation, "id" | "action">];
     if (this.running.size >= runningKept) this.running.clear();
@@ -116,9 +125,23 @@ export class OperationDurations {
     this.outlasting.set(op.id, { action: op.action, ms: Math.max(ms, before) });
   }
 
+  /**
+   * Changes of the account started within the last `withinMs` whose last operation was not seen
+   * to end (one that is never seen ages out: a bounded, approximate count).
+   */
+  inFlight(withinMs = 30_000): number {
+    const since = this.now() - withinMs;
+    let n = 0;
+    for (const at of this.changes.values()) if (at >= since) n++;
+    return n;
+  }
+
   /** These operations have ended (a later change was accepted, or a list showed them settled). */
   ended(ids: Iterable<string>): void {
-    for (const id of ids) this.running.delete(id);
+    for (const id of ids) {
+      this.running.delete(id);
+      this.changes.delete(id);
+    }
   }
 
   /**
