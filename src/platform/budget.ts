@@ -40,11 +40,11 @@ export interface RateLimits {
 export const PLATFORM_RATE_LIMITS: RateLimits = { perMinute: 700, burstPerSecondPerRoute: 40 };
 
 /**
- * The pacing bucket's capacity: a quarter of the minute's budget (175 of 700). With the route
- * burst's 40 it was (issue 35), and 300 creates of a storm waited for the even pace (22 s where
- * the platform admits them in 6.5 s): 300 over 15 at 1 s took 1.43× the floor, 100 endpoints
- * each in a project of its own 7.9×. The minute's log still holds every window to the budget,
- * and the route's log each second to 40.
+ * The pacing bucket's capacity: a quarter of the minute's budget (175 of 700). It held the
+ * route's burst (40) until issue 35, and a storm's 300 creates waited for the even pace (22 s
+ * where the platform admits them in 6.5 s): 300 over 15 at 1 s took 1.43× the floor, 100
+ * endpoints each in a project of its own 7.9×. The minute's log still holds every window to
+ * the budget, and the route's log each second to 40; a shard's share scales it.
  */
 export function firstBurst(perMinute: number): number {
   return Math.max(1, Math.floor(perMinute / 4));
