@@ -10,6 +10,7 @@
  * the first two. Its own time runs from the end of the one before it in its chain (same branch,
  * created with it) to its own end.
  */
+import { remember } from "./bounded.ts";
 import { isSettled } from "./operations.ts";
 import type { Operation } from "./schemas.ts";
 
@@ -102,12 +103,10 @@ export class OperationDurations {
   started(operations: readonly Pick<Operation, "id" | "action">[]): void {
     const last = operations.at(-1);
     if (last === undefined) return;
-    if (this.changes.size >= runningKept) this.changes.clear();
-    this.changes.set(last.id, this.now());
+    remember(this.changes, last.id, this.now(), runningKept);
     if (operations.length !== 1) return;
     const [op] = operations as [Pick<Operation, "id" | "action">];
-    if (this.running.size >= runningKept) this.running.clear();
-    this.running.set(op.id, { action: op.action, at: this.now() });
+    remember(this.running, op.id, { action: op.action, at: this.now() }, runningKept);
   }
 
   /**
@@ -121,8 +120,7 @@ export class OperationDurations {
     if (operations.length !== 1 || !(ms > 0)) return;
     const [op] = operations as [Pick<Operation, "id" | "action">];
     const before = this.outlasting.get(op.id)?.ms ?? 0;
-    if (this.outlasting.size >= runningKept) this.outlasting.clear();
-    this.outlasting.set(op.id, { action: op.action, ms: Math.max(ms, before) });
+    remember(this.outlasting, op.id, { action: op.action, ms: Math.max(ms, before) }, runningKept);
   }
 
   /**
@@ -192,8 +190,7 @@ export class OperationDurations {
     ends.push({ createdAt: created, end });
     if (ends.length > endsKept) ends.shift();
     // Bounded like `seen`: a chain split by a clear learns its total once.
-    if (!this.ends.has(key) && this.ends.size >= 10_000) this.ends.clear();
-    this.ends.set(key, ends);
+    remember(this.ends, key, ends, 10_000);
     return end - start;
   }
 

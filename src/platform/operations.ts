@@ -17,6 +17,7 @@
  * presumed (an operation that ended in `error` frees the lock too).
  */
 import { setTimeout } from "node:timers/promises";
+import { remember } from "./bounded.ts";
 import { keyRefused } from "./errors.ts";
 import type { Operation } from "./schemas.ts";
 
@@ -319,7 +320,7 @@ export class OperationsTracker {
       return isSettled(op) ? op : undefined;
     };
     const pending = operations.filter((op) => known(op) === undefined);
-    for (const op of pending) remember(this.asked, idOf(op), now);
+    for (const op of pending) remember(this.asked, idOf(op), now, maxKept);
     const latest =
       pending.length > 0
         ? await this.latest(pending, pollIntervalMs, source)
@@ -354,7 +355,7 @@ export class OperationsTracker {
       // Read as settled by a pass already: nothing left to read.
       const seen = this.settled.get(id);
       if (seen !== undefined && !(seen instanceof Error) && isSettled(seen)) continue;
-      remember(this.proved, id, { at: now, before: acceptedCreatedAt });
+      remember(this.proved, id, { at: now, before: acceptedCreatedAt }, maxKept);
       this.dues.delete(id);
     }
     if (acceptedCreatedAt > this.endedBefore) {
@@ -374,7 +375,7 @@ export class OperationsTracker {
     for (const id of ids) {
       const wakes = this.waiters.get(id) ?? new Map<string, () => void>();
       wakes.set(wake.key, wake.call);
-      remember(this.waiters, id, wakes);
+      remember(this.waiters, id, wakes, maxKept);
     }
   }
 
@@ -467,7 +468,7 @@ export class OperationsTracker {
     if (proof) return proof.at;
     const created = Date.parse(op.createdAt);
     if (!(created < this.endedBefore)) return undefined;
-    remember(this.proved, op.id, { at: this.endedBeforeAt, before: this.endedBefore });
+    remember(this.proved, op.id, { at: this.endedBeforeAt, before: this.endedBefore }, maxKept);
     return this.endedBeforeAt;
   }
 
@@ -714,7 +715,7 @@ export class OperationsTracker {
       const at = alone
         ? this.loneDue(chain, records, listedAt, now)
         : Math.floor(listedAt / poll) * poll + poll;
-      for (const op of chain) remember(this.dues, op.id, { at, alone });
+      for (const op of chain) remember(this.dues, op.id, { at, alone }, maxKept);
     }
   }
 
@@ -760,12 +761,6 @@ export class OperationsTracker {
     }
     return now + Math.min(Math.max((ran - longest) / 2, this.minStepMs), poll);
   }
-}
-
-/** Sets a key of a bounded map (cleared when full: what it holds is only an optimisation). */
-function remember<V>(map: Map<string, V>, key: string, value: V): void {
-  if (!map.has(key) && map.size >= maxKept) map.clear();
-  map.set(key, value);
 }
 
 export type OperationsOutcome =
