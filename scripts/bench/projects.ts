@@ -118,8 +118,8 @@ await runInLab(
       const counters = emulator.requestLog.counters();
       const drawn = await drawnByProject(emulator.adminUrl);
       // Floors. The rate budget: the operator paces its requests at the platform's 700 a minute,
-      // after its first burst (its pacing bucket starts full: `firstBurst`), so
-      // the two requests each project cannot do without take at least (2N - 40)/700 minutes,
+      // after its first burst (its pacing bucket starts full: `firstBurst`), so the two requests
+      // each project cannot do without take at least (2N - burst)/700 minutes,
       // whatever the order: its create (whose answer carries the owner's connection URI, the
       // Secret's password), and one operations list that sees its create_timeline and
       // start_compute finished (a project is Ready only then). The operations: each project's run

@@ -128,10 +128,11 @@ await runInLab(
       const total = requestTotal(byRoute);
       const drawn = await drawnByProject(emulator.adminUrl);
       // Floors. The rate budget: the operator paces its requests at the platform's 700 a minute
-      // after its first burst (`firstBurst`), so the two requests a snapshot cannot do without (its create and
-      // one operations list that sees its operation end) take at least (2N - 40)/700 minutes. The
-      // operations: each project's one after another (its lock), the busiest project's sum; every
-      // snapshot has a project of its own, so that floor does not grow with N.
+      // after its first burst (`firstBurst`), so the two requests a snapshot cannot do without
+      // (its create and one operations list that sees its operation end) take at least
+      // (2N - burst)/700 minutes. The operations: each project's one after another (its lock), the
+      // busiest project's sum; every snapshot has a project of its own, so that floor does not grow
+      // with N.
       const rateFloorMs = (Math.max(0, snapshots * essentialPerSnapshot - burst) / perMinute) * 60_000;
       const operationsFloorMs = Math.max(0, ...drawn);
       const floorMs = Math.max(rateFloorMs, operationsFloorMs);
